@@ -1,0 +1,189 @@
+//! Decisions and verdicts: what the engine answers and why.
+//!
+//! This module depends on nothing else in the crate. Every engine (the compiled
+//! runtime, the runtime loaded from an artifact and the reference evaluator)
+//! answers with the types defined here, which is what lets one harness compare
+//! them member for member.
+
+use std::fmt;
+
+/// What a policy decides for a call.
+///
+/// The order is the lattice the fold uses: `Allow < Ask < Deny`. A call split
+/// into several subjects is decided as the strictest of its subjects.
+///
+/// ```
+/// use toolgate::Decision;
+/// assert!(Decision::Deny > Decision::Ask && Decision::Ask > Decision::Allow);
+/// assert_eq!("ask".parse::<Decision>(), Ok(Decision::Ask));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Decision {
+    /// The call runs.
+    Allow,
+    /// The call waits for somebody to approve it (agentpolicy's `defer`).
+    Ask,
+    /// The call is refused (agentpolicy's `block`).
+    Deny,
+}
+
+impl Decision {
+    /// The word used in policies and verdicts: `allow`, `ask` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+
+    /// agentpolicy's name for the action: `allow`, `defer` or `block`.
+    pub fn agentpolicy_action(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "defer",
+            Decision::Deny => "block",
+        }
+    }
+
+    /// Reads agentpolicy's action names (`allow`, `defer`, `block`) as well as
+    /// toolgate's.
+    pub fn from_any_name(s: &str) -> Option<Decision> {
+        match s {
+            "allow" => Some(Decision::Allow),
+            "ask" | "defer" => Some(Decision::Ask),
+            "deny" | "block" => Some(Decision::Deny),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Decision {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Decision, String> {
+        match s {
+            "allow" => Ok(Decision::Allow),
+            "ask" => Ok(Decision::Ask),
+            "deny" => Ok(Decision::Deny),
+            other => Err(format!(
+                "`{other}` is not a decision; write `allow`, `ask` or `deny`"
+            )),
+        }
+    }
+}
+
+/// The rule a verdict names, as the record shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleRef {
+    /// The rule's string form as it is evaluated: `bash(git push:*)`, after
+    /// alias expansion.
+    pub text: String,
+    /// The name of the source the rule came from; empty for the host's own rules.
+    pub source: String,
+    /// The hash of that source, when its declaration gave one.
+    pub source_hash: String,
+    /// The note written beside the rule, whether or not the reason cites it.
+    pub note: String,
+}
+
+/// What was decided about one call, and why.
+///
+/// The JSON form (see [`Verdict::to_json`]) leaves out every empty member
+/// except `decision`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The decision.
+    pub decision: Decision,
+    /// The rule that decided, or the ask rule a confined call skipped; `None`
+    /// when the default applied or the call could not be evaluated.
+    pub rule: Option<RuleRef>,
+    /// The stable text behind the decision, the text the model reads.
+    pub reason: String,
+    /// The text of the subject whose verdict the fold kept; empty for a call
+    /// no splitter split.
+    pub subject: String,
+    /// Set on an ask for a call the policy allowed but holds because another
+    /// call of its batch asks.
+    pub held: bool,
+    /// What confines the call, when the call says it runs confined.
+    pub confined: String,
+    /// Who decided: always `policy` for the engine's own verdicts.
+    pub by: &'static str,
+    /// The call's run, echoed from the call.
+    pub run_id: String,
+    /// The call's id, echoed from the call.
+    pub call_id: String,
+}
+
+impl Verdict {
+    /// A verdict with only a decision and a reason, decided by policy.
+    pub fn new(decision: Decision, reason: impl Into<String>) -> Verdict {
+        Verdict {
+            decision,
+            rule: None,
+            reason: reason.into(),
+            subject: String::new(),
+            held: false,
+            confined: String::new(),
+            by: "policy",
+            run_id: String::new(),
+            call_id: String::new(),
+        }
+    }
+
+    /// The rule's string form, or `""`.
+    pub fn rule_text(&self) -> &str {
+        self.rule.as_ref().map_or("", |r| r.text.as_str())
+    }
+
+    /// The rule's source name, or `""`.
+    pub fn source_name(&self) -> &str {
+        self.rule.as_ref().map_or("", |r| r.source.as_str())
+    }
+
+    /// The verdict as a JSON object: `decision`, `rule`, `source`, `reason`,
+    /// `subject`, `held`, `confined`, `by`, `run_id`, `call_id`, with empty
+    /// members left out.
+    ///
+    /// ```
+    /// use toolgate::{Decision, Verdict};
+    /// let v = Verdict::new(Decision::Deny, "no rule allows bash: denied by default");
+    /// assert_eq!(
+    ///     v.to_json().to_string(),
+    ///     r#"{"decision":"deny","reason":"no rule allows bash: denied by default","by":"policy"}"#
+    /// );
+    /// ```
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("decision".into(), self.decision.as_str().into());
+        if let Some(r) = &self.rule {
+            m.insert("rule".into(), r.text.clone().into());
+            if !r.source.is_empty() {
+                m.insert("source".into(), r.source.clone().into());
+            }
+        }
+        put(&mut m, "reason", &self.reason);
+        put(&mut m, "subject", &self.subject);
+        if self.held {
+            m.insert("held".into(), true.into());
+        }
+        put(&mut m, "confined", &self.confined);
+        put(&mut m, "by", self.by);
+        put(&mut m, "run_id", &self.run_id);
+        put(&mut m, "call_id", &self.call_id);
+        serde_json::Value::Object(m)
+    }
+}
+
+fn put(m: &mut serde_json::Map<String, serde_json::Value>, key: &str, value: &str) {
+    if !value.is_empty() {
+        m.insert(key.into(), value.into());
+    }
+}

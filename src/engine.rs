@@ -1,0 +1,728 @@
+//! The engine: a compiled policy, the grant sets in force, and verdicts.
+//!
+//! [`Engine`] is the library's front door. It compiles a [`Policy`] (or, in
+//! a later release, loads compiled tables), decides calls and batches with
+//! the runtime, renders verdicts with the reference texts, activates and
+//! revokes grant sets, and filters the tools offered to a model.
+//!
+//! [`Evaluator`] is what every engine offers the conformance harness: the
+//! compiled engine here and the reference evaluator answer through it.
+
+use crate::call::Call;
+use crate::check::{self, CRule, Checked, SourceInfo, ToolInfo};
+use crate::compile::{self, Limits};
+use crate::decision::{Decision, RuleRef, Verdict};
+use crate::diag::Diagnostics;
+use crate::ir::Ir;
+use crate::policy::{List, Policy, RuleSet, Source};
+use crate::quote::go_quote;
+use crate::registry::Registry;
+use crate::runtime::program::{NONE, T_ALWAYS};
+use crate::runtime::{self, Basis, CallResult, Component, Program};
+use std::sync::Arc;
+
+/// A rule a grant set could not activate, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The rule's string form.
+    pub rule: String,
+    /// The stable text that says why: `denied by web_fetch: a grant never
+    /// beats a deny`.
+    pub reason: String,
+}
+
+/// What activating a grant set did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Grant {
+    /// The allow rules activated, as evaluated (aliases expanded).
+    pub granted: Vec<String>,
+    /// The rules refused, with the reason.
+    pub refused: Vec<Refusal>,
+}
+
+/// What every engine offers: the compiled [`Engine`] and the reference
+/// evaluator answer the same questions the same way.
+pub trait Evaluator {
+    /// Decides a batch: every call on its own, then the calls allowed are
+    /// held when another call of the batch asks.
+    fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict>;
+
+    /// The verdict a call would get on its own: no batch hold.
+    fn would(&self, call: &Call) -> Verdict;
+
+    /// Activates a grant set under its source and `scope`.
+    fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant;
+
+    /// Removes the set of `source` under `scope`; how many rules it removed.
+    fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize;
+
+    /// Removes every set of `scope`; how many rules they held.
+    fn revoke_scope(&mut self, scope: Option<&str>) -> usize;
+
+    /// The tools of `tools` the policy does not remove, in order.
+    fn filter(&self, tools: &[String]) -> Vec<String>;
+}
+
+/// A grant set in force.
+#[derive(Clone, Debug)]
+struct ActiveSet {
+    scope: Option<String>,
+    source: Source,
+    prog: Program<'static>,
+    n_rules: usize,
+}
+
+/// A compiled policy and the grant sets in force.
+///
+/// ```
+/// use toolgate::{Call, Decision, Engine, Policy};
+/// let policy = Policy::from_json(r#"{
+///     "default": "ask",
+///     "matchers": {"bash": {"match": "glob", "field": "command"}},
+///     "allow": "read bash(git status:*)",
+///     "deny": "bash(rm:*)",
+///     "ask": "bash(git push:*)"
+/// }"#)?;
+/// let engine = Engine::build(&policy)?;
+/// let v = engine.decide(&Call::new("bash", r#"{"command": "rm -rf /"}"#));
+/// assert_eq!(v.decision, Decision::Deny);
+/// assert_eq!(v.reason, "denied by bash(rm:*)");
+/// let v = engine.decide(&Call::new("bash", r#"{"command": "npm test"}"#));
+/// assert_eq!(v.reason, "no rule allows bash: approval required by default");
+/// # Ok::<(), toolgate::Diagnostics>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Engine<'a> {
+    program: Program<'a>,
+    registry: Registry,
+    sets: Vec<ActiveSet>,
+}
+
+impl Engine<'static> {
+    /// Checks and compiles a policy with the built-in matcher kinds.
+    ///
+    /// # Errors
+    ///
+    /// Every problem `check` or the compiler found.
+    pub fn build(policy: &Policy) -> Result<Engine<'static>, Diagnostics> {
+        Engine::build_with(policy, &Registry::builtin())
+    }
+
+    /// Checks and compiles a policy with the kinds and splitters of
+    /// `registry`.
+    ///
+    /// # Errors
+    ///
+    /// Every problem `check` or the compiler found.
+    pub fn build_with(policy: &Policy, registry: &Registry) -> Result<Engine<'static>, Diagnostics> {
+        let arena = bumpalo::Bump::new();
+        let ir = Ir::from_policy(&arena, policy);
+        let checked = check::check(&ir, registry).map_err(|d| d.in_file(&policy.file))?;
+        let program = compile::compile(&checked, Limits::default()).map_err(|d| d.in_file(&policy.file))?;
+        Ok(Engine {
+            program,
+            registry: registry.clone(),
+            sets: Vec::new(),
+        })
+    }
+}
+
+impl<'a> Engine<'a> {
+    /// The compiled tables of the policy.
+    pub fn program(&self) -> &Program<'a> {
+        &self.program
+    }
+
+    /// The components a call under `scope` is decided over: the policy, the
+    /// unscoped sets, then the sets of the scope, in activation order.
+    fn components(&self, scope: Option<&str>) -> Vec<Component<'_, 'a>> {
+        let scope = scope.filter(|s| !s.is_empty());
+        let mut comps: Vec<Component<'_, 'a>> = Vec::with_capacity(1 + self.sets.len());
+        comps.push(Component {
+            prog: &self.program,
+            set: None,
+        });
+        for s in &self.sets {
+            if s.scope.is_none() {
+                comps.push(Component {
+                    prog: &s.prog,
+                    set: Some((s.source.rank, s.source.name.as_str())),
+                });
+            }
+        }
+        if let Some(sc) = scope {
+            for s in &self.sets {
+                if s.scope.as_deref() == Some(sc) {
+                    comps.push(Component {
+                        prog: &s.prog,
+                        set: Some((s.source.rank, s.source.name.as_str())),
+                    });
+                }
+            }
+        }
+        comps
+    }
+
+    /// Decides a call on its own, without rendering text: the decision and
+    /// what it rests on. This is the gateway's fast path.
+    pub fn decide_result(&self, call: &Call) -> CallResult {
+        if self.sets.is_empty() {
+            let comps = [Component {
+                prog: &self.program,
+                set: None,
+            }];
+            return runtime::decide_call(&comps, call);
+        }
+        runtime::decide_call(&self.components(call.scope.as_deref()), call)
+    }
+
+    /// Decides one call (a batch of one).
+    pub fn decide(&self, call: &Call) -> Verdict {
+        self.would(call)
+    }
+
+    /// The verdict a call would get on its own, without a batch hold.
+    pub fn would(&self, call: &Call) -> Verdict {
+        let r = self.decide_result(call);
+        if self.sets.is_empty() {
+            let comps = [Component {
+                prog: &self.program,
+                set: None,
+            }];
+            return render(&comps, call, &r);
+        }
+        render(&self.components(call.scope.as_deref()), call, &r)
+    }
+
+    /// Decides a batch: see [`Evaluator::decide_batch`].
+    pub fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
+        let results: Vec<(Verdict, bool)> = calls
+            .iter()
+            .map(|c| {
+                let r = self.decide_result(c);
+                let asks = r.decision == Decision::Ask
+                    || matches!(r.basis, Basis::Unevaluable(_));
+                let comps = self.components(c.scope.as_deref());
+                (render(&comps, c, &r), asks)
+            })
+            .collect();
+        hold(results)
+    }
+
+    /// The sources the policy was merged from, highest rank first, then the
+    /// host's own.
+    pub fn sources(&self) -> Vec<Source> {
+        let p = &self.program;
+        (0..p.n_sources())
+            .map(|i| Source {
+                name: p.source_name(i).to_string(),
+                rank: p.source_rank(i),
+                trusted: p.source_trusted(i),
+                path: p.source_path(i).to_string(),
+                hash: p.source_hash(i).to_string(),
+            })
+            .collect()
+    }
+
+    /// The allow rules of untrusted sources: never evaluated, reported so a
+    /// front can say what trusting a source would allow.
+    pub fn withheld(&self) -> Vec<RuleRef> {
+        let p = &self.program;
+        let mut out: Vec<RuleRef> = p
+            .withheld()
+            .into_iter()
+            .map(|(text, s)| RuleRef {
+                text,
+                source: p.source_name(s).to_string(),
+                source_hash: p.source_hash(s).to_string(),
+                note: String::new(),
+            })
+            .collect();
+        for s in &self.sets {
+            out.extend(s.prog.withheld().into_iter().map(|(text, _)| RuleRef {
+                text,
+                source: s.source.name.clone(),
+                source_hash: s.source.hash.clone(),
+                note: String::new(),
+            }));
+        }
+        out
+    }
+
+    /// The deny rule that takes `tool` out of the offer, if one does: a bare
+    /// deny naming it, or a deny whose tool-name glob matches it, that no
+    /// carve-out of the deny list reaches.
+    pub fn removes(&self, tool: &str) -> Option<RuleRef> {
+        let comps = self.components(None);
+        for c in &comps {
+            let p = c.prog;
+            for id in bare_deny_candidates(p, tool) {
+                if !reached_by_carve(&comps, p, id) {
+                    return Some(rule_ref(p, id));
+                }
+            }
+        }
+        None
+    }
+
+    /// The tools of `tools` the policy does not remove, in order.
+    pub fn filter(&self, tools: &[String]) -> Vec<String> {
+        tools
+            .iter()
+            .filter(|t| self.removes(t).is_none())
+            .cloned()
+            .collect()
+    }
+
+    /// Activates a grant set: see the module docs of `engine` and
+    /// `spec/policy.md`, "Grant sets".
+    pub fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {
+        let scope = scope.filter(|s| !s.is_empty()).map(str::to_string);
+        let aliases = self.program.aliases();
+        let tools = self.tool_infos();
+        let arena = bumpalo::Bump::new();
+        let mut policy = Policy {
+            default: Some(Decision::Ask),
+            ..Policy::default()
+        };
+        policy.sources.push(set.clone());
+        let ir = Ir::from_policy(&arena, &policy);
+        let trusted = set.source.trusted;
+        let mut grant = Grant::default();
+        let mut lists: [Vec<CRule<'_>>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        let mut withheld = Vec::new();
+        // The components this set's rules will be decided beside.
+        let others: Vec<Component<'_, '_>> = {
+            let mut v = vec![Component {
+                prog: &self.program,
+                set: None,
+            }];
+            for s in &self.sets {
+                let same = s.source.name == set.source.name && s.scope == scope;
+                if !same && (s.scope.is_none() || s.scope == scope) {
+                    v.push(Component {
+                        prog: &s.prog,
+                        set: Some((s.source.rank, s.source.name.as_str())),
+                    });
+                }
+            }
+            v
+        };
+        for l in List::ALL {
+            for r in ir.rules.iter().filter(|r| r.list == l) {
+                for c in check::expand(&ir, r, 0, &aliases) {
+                    if l == List::Allow {
+                        let refusal = own_deny_refusal(&c, &lists[0])
+                            .or_else(|| self.allow_refusal(&c, &tools, trusted, &set.source, &others));
+                        if let Some(reason) = refusal {
+                            if reason == WITHHELD {
+                                withheld.push(c);
+                                grant.refused.push(Refusal {
+                                    rule: c.text.to_string(),
+                                    reason: format!("withheld: the source {} is not trusted", set.source.name),
+                                });
+                            } else {
+                                grant.refused.push(Refusal {
+                                    rule: c.text.to_string(),
+                                    reason,
+                                });
+                            }
+                            continue;
+                        }
+                        grant.granted.push(c.text.to_string());
+                    } else if let Err(e) = check::check_rule_detailed(&c, l, &tools, true) {
+                        grant.refused.push(Refusal {
+                            rule: c.text.to_string(),
+                            reason: e.reference_text,
+                        });
+                        continue;
+                    }
+                    if let Some(list) = lists.get_mut(l.index()) {
+                        list.push(c);
+                    }
+                }
+            }
+        }
+        let n_rules = lists.iter().map(Vec::len).sum();
+        let checked = Checked {
+            default: Decision::Ask,
+            sources: vec![SourceInfo {
+                name: set.source.name.clone(),
+                rank: set.source.rank,
+                trusted,
+                path: set.source.path.clone(),
+                hash: set.source.hash.clone(),
+            }],
+            lists,
+            withheld,
+            tools,
+            aliases,
+        };
+        let prog = match compile::compile(&checked, Limits::default()) {
+            Ok(p) => p,
+            Err(d) => {
+                // Nothing of a set that does not compile is activated.
+                let reason = format!("toolgate: {}", d.first().message);
+                let mut g = Grant::default();
+                for l in List::ALL {
+                    for c in checked.list(l) {
+                        g.refused.push(Refusal {
+                            rule: c.text.to_string(),
+                            reason: reason.clone(),
+                        });
+                    }
+                }
+                return g;
+            }
+        };
+        let active = ActiveSet {
+            scope: scope.clone(),
+            source: set.source.clone(),
+            prog,
+            n_rules,
+        };
+        match self
+            .sets
+            .iter_mut()
+            .find(|s| s.source.name == set.source.name && s.scope == scope)
+        {
+            Some(slot) => *slot = active,
+            None => self.sets.push(active),
+        }
+        grant
+    }
+
+    /// Why an allow rule of a grant set is not activated, if it is not.
+    fn allow_refusal(
+        &self,
+        c: &CRule<'_>,
+        tools: &[ToolInfo],
+        trusted: bool,
+        source: &Source,
+        others: &[Component<'_, '_>],
+    ) -> Option<String> {
+        if c.carve {
+            return Some(format!("toolgate: cannot grant a carve-out: {}", c.text));
+        }
+        if let Err(e) = check::check_rule_detailed(c, List::Allow, tools, true) {
+            return Some(e.reference_text);
+        }
+        if !trusted {
+            return Some(WITHHELD.to_string());
+        }
+        for comp in others {
+            let p = comp.prog;
+            for id in bare_deny_candidates(p, c.tool) {
+                if !reached_by_carve(others, p, id) {
+                    return Some(format!("denied by {}: a grant never beats a deny", p.rule_text(id)));
+                }
+            }
+        }
+        for comp in others {
+            let p = comp.prog;
+            for id in bare_candidates(p, c.tool, List::Ask) {
+                let s = p.rule(id).source;
+                if p.source_rank(s) > source.rank && !reached_by_carve(others, p, id) {
+                    let name = p.source_name(s);
+                    return Some(if name.is_empty() {
+                        format!("{} outranks the grant", p.rule_text(id))
+                    } else {
+                        format!("{} from {name} outranks the grant", p.rule_text(id))
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// Removes the set of `source` under `scope`.
+    pub fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize {
+        let scope = scope.filter(|s| !s.is_empty());
+        let mut removed = 0;
+        self.sets.retain(|s| {
+            let hit = s.source.name == source && s.scope.as_deref() == scope;
+            if hit {
+                removed += s.n_rules;
+            }
+            !hit
+        });
+        removed
+    }
+
+    /// Removes every set of `scope`.
+    pub fn revoke_scope(&mut self, scope: Option<&str>) -> usize {
+        let scope = scope.filter(|s| !s.is_empty());
+        let mut removed = 0;
+        self.sets.retain(|s| {
+            let hit = s.scope.as_deref() == scope;
+            if hit {
+                removed += s.n_rules;
+            }
+            !hit
+        });
+        removed
+    }
+
+    /// The grant sets in force: source and scope, in activation order.
+    pub fn grants(&self) -> Vec<(Source, Option<String>)> {
+        self.sets
+            .iter()
+            .map(|s| (s.source.clone(), s.scope.clone()))
+            .collect()
+    }
+
+    /// The matcher table, resolved against the registry again.
+    fn tool_infos(&self) -> Vec<ToolInfo> {
+        let p = &self.program;
+        let mut out: Vec<ToolInfo> = (0..p.n_tools())
+            .filter(|&i| p.tool_field(i).is_some() || p.tool_split(i).is_some() || p.tool_kind(i).is_some())
+            .map(|i| ToolInfo {
+                name: p.tool_name(i).to_string(),
+                field: p.tool_field(i).map(str::to_string),
+                kind: p.tool_kind(i).and_then(|k| {
+                    p.kinds
+                        .get(i as usize)
+                        .cloned()
+                        .flatten()
+                        .or_else(|| self.registry.kind(k).cloned())
+                        .map(|imp| (k.to_string(), imp))
+                }),
+                split: p.tool_split(i).and_then(|s| {
+                    p.splitters
+                        .get(i as usize)
+                        .cloned()
+                        .flatten()
+                        .or_else(|| self.registry.splitter(s).map(Arc::clone))
+                        .map(|imp| (s.to_string(), imp))
+                }),
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+}
+
+const WITHHELD: &str = "\u{0}withheld";
+
+impl Evaluator for Engine<'_> {
+    fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
+        Engine::decide_batch(self, calls)
+    }
+    fn would(&self, call: &Call) -> Verdict {
+        Engine::would(self, call)
+    }
+    fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {
+        Engine::grant_set(self, set, scope)
+    }
+    fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize {
+        Engine::revoke(self, source, scope)
+    }
+    fn revoke_scope(&mut self, scope: Option<&str>) -> usize {
+        Engine::revoke_scope(self, scope)
+    }
+    fn filter(&self, tools: &[String]) -> Vec<String> {
+        Engine::filter(self, tools)
+    }
+}
+
+/// A bare deny of the set itself that names the allow rule's tool, unless a
+/// carve-out of the set's own deny list (same source, so same rank) reaches it.
+fn own_deny_refusal(c: &CRule<'_>, denies: &[CRule<'_>]) -> Option<String> {
+    if c.carve || c.glob {
+        return None;
+    }
+    denies
+        .iter()
+        .filter(|d| !d.carve && d.spec.is_none())
+        .find(|d| {
+            let names = if d.glob {
+                compile::glob_names(d.tool, c.tool)
+            } else {
+                d.tool == c.tool
+            };
+            names && (d.glob || !denies.iter().any(|k| k.carve && k.tool == d.tool))
+        })
+        .map(|d| format!("denied by {}: a grant never beats a deny", d.text))
+}
+
+/// The bare rules of list `l` that name `tool` in program `p`, in list
+/// order: bare rules of the tool and tool-name globs that match it.
+fn bare_candidates(p: &Program<'_>, tool: &str, l: List) -> Vec<u32> {
+    let mut out = Vec::new();
+    match p.find_tool(tool) {
+        Some(t) => {
+            let at = p.tool_at(t).wrapping_add(T_ALWAYS);
+            let off = p.w(at);
+            let n = p.w(at.wrapping_add(1)).min(p.n_words());
+            for k in 0..n {
+                let id = p.w(off.wrapping_add(k));
+                if id != NONE && p.rule(id).list() == l {
+                    out.push(id);
+                }
+            }
+        }
+        None => {
+            struct Collect<'x>(&'x mut Vec<u32>);
+            impl runtime::eval::Sink for Collect<'_> {
+                fn wants(&self, _: u32) -> bool {
+                    true
+                }
+                fn offer(&mut self, id: u32) {
+                    self.0.push(id);
+                }
+            }
+            let fm = p.h(crate::runtime::program::H_NAME_FM);
+            let mut v = Vec::new();
+            p.walk(fm, NONE, tool, &mut Collect(&mut v), &|_, _, _| false);
+            v.sort_unstable();
+            v.dedup();
+            out.extend(v.into_iter().filter(|&id| p.rule(id).list() == l));
+        }
+    }
+    out
+}
+
+fn bare_deny_candidates(p: &Program<'_>, tool: &str) -> Vec<u32> {
+    bare_candidates(p, tool, List::Deny)
+}
+
+/// Whether a carve-out of rule `id`'s list, for its exact tool, from a
+/// source of rank at least the rule's, exists in any component. Its pattern
+/// is not consulted: it is enough that some calls get through.
+fn reached_by_carve(comps: &[Component<'_, '_>], p: &Program<'_>, id: u32) -> bool {
+    let r = p.rule(id);
+    if !r.carvable() {
+        return false;
+    }
+    let tool = p.rule_tool(id);
+    let rank = p.source_rank(r.source);
+    let list = r.list();
+    comps.iter().any(|c| {
+        let q = c.prog;
+        (q.n_fire()..q.n_rules()).any(|k| {
+            let cr = q.rule(k);
+            cr.list() == list && q.rule_tool(k) == tool && q.source_rank(cr.source) >= rank
+        })
+    })
+}
+
+fn rule_ref(p: &Program<'_>, id: u32) -> RuleRef {
+    let s = p.rule(id).source;
+    RuleRef {
+        text: p.rule_text(id).to_string(),
+        source: p.source_name(s).to_string(),
+        source_hash: p.source_hash(s).to_string(),
+        note: p.rule_note(id).unwrap_or("").to_string(),
+    }
+}
+
+/// The rule's form as a reason cites it: `R`, or `R: note` when the note may
+/// be read to the model.
+fn cited(p: &Program<'_>, id: u32) -> String {
+    match p.rule_note(id) {
+        Some(n) if p.rule_cites_note(id) => format!("{}: {n}", p.rule_text(id)),
+        _ => p.rule_text(id).to_string(),
+    }
+}
+
+/// Renders a call's result as a verdict.
+fn render(comps: &[Component<'_, '_>], call: &Call, r: &CallResult) -> Verdict {
+    let tool = r.tool(call);
+    let mut v = Verdict::new(r.decision, String::new());
+    v.run_id = call.run_id.clone();
+    v.call_id = call.call_id.clone();
+    v.confined = call.confined.clone().unwrap_or_default();
+    match &r.basis {
+        Basis::Rule { comp, id } => {
+            if let Some(c) = comps.get(*comp) {
+                let c_text = cited(c.prog, *id);
+                v.reason = match r.decision {
+                    Decision::Deny => format!("denied by {c_text}"),
+                    Decision::Ask => format!("approval required by {c_text}"),
+                    Decision::Allow => format!("allowed by {c_text}"),
+                };
+                v.rule = Some(rule_ref(c.prog, *id));
+            }
+        }
+        Basis::Confined { comp, id } => {
+            if let Some(c) = comps.get(*comp) {
+                let text = c.prog.rule_text(*id);
+                v.reason = match call.confined.as_deref() {
+                    Some(name) if !name.is_empty() => format!("confined by {name}, so {text} does not ask"),
+                    _ => format!("confined, so {text} does not ask"),
+                };
+                v.rule = Some(rule_ref(c.prog, *id));
+            }
+        }
+        Basis::Default => {
+            v.reason = match r.decision {
+                Decision::Allow => "allowed by default".to_string(),
+                Decision::Deny => format!("no rule allows {tool}: denied by default"),
+                Decision::Ask => format!("no rule allows {tool}: approval required by default"),
+            };
+        }
+        Basis::Unevaluable(why) => {
+            v.reason = format!("{} call could not be evaluated: {why}", call.tool);
+        }
+    }
+    if r.split {
+        if let Some(kept) = r.subjects.get(r.kept) {
+            v.subject = kept.text.clone();
+            if r.decision == Decision::Deny && r.subjects.len() > 1 && !kept.text.is_empty() {
+                v.reason.push_str(&block_suffix(&kept.text, r.subjects.iter().map(|s| s.text.as_str())));
+            }
+        }
+    }
+    v
+}
+
+/// ` on "S"; nothing in this command ran`, then `, including "a", "b" and
+/// "c"` for the other subjects' texts: empty ones and the blocking one
+/// skipped, duplicates removed.
+pub fn block_suffix<'s>(blocking: &str, texts: impl Iterator<Item = &'s str>) -> String {
+    let quoted = go_quote(blocking);
+    let mut others: Vec<String> = Vec::new();
+    for t in texts {
+        if t.is_empty() {
+            continue;
+        }
+        let q = go_quote(t);
+        if q == quoted || others.contains(&q) {
+            continue;
+        }
+        others.push(q);
+    }
+    let mut s = format!(" on {quoted}; nothing in this command ran");
+    match others.len() {
+        0 => {}
+        1 => s.push_str(&format!(", including {}", others.join(""))),
+        n => {
+            let (head, last) = others.split_at(n - 1);
+            s.push_str(&format!(", including {} and {}", head.join(", "), last.join("")));
+        }
+    }
+    s
+}
+
+/// The batch hold: a call allowed is held when another call of its batch
+/// asks (or could not be read).
+pub fn hold(results: Vec<(Verdict, bool)>) -> Vec<Verdict> {
+    let askers: Vec<usize> = results
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, a))| *a)
+        .map(|(i, _)| i)
+        .collect();
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut v, _))| {
+            if v.decision == Decision::Allow && askers.iter().any(|&a| a != i) {
+                v.decision = Decision::Ask;
+                v.held = true;
+                v.reason = format!("held for approval: {}", v.reason);
+            }
+            v
+        })
+        .collect()
+}

@@ -1,0 +1,73 @@
+//! toolgate: a policy compiler and evaluator for AI-agent tool calls.
+//!
+//! An agent asks to run `bash` with `git push --force`, `read` on `.env`,
+//! `mcp__github__delete_repo`: toolgate answers **allow**, **ask** or
+//! **deny**, names the rule that decided and why, and does it in a walk over
+//! the call's bytes, whatever the number of rules.
+//!
+//! ```
+//! use toolgate::{Call, Decision, Engine, Policy};
+//!
+//! let policy = Policy::from_json(r#"{
+//!     "default": "ask",
+//!     "matchers": {"bash": {"match": "glob", "field": "command"}},
+//!     "allow": "read bash(git status:*) bash(npm test:*)",
+//!     "deny": "bash(rm:*) bash(curl:*)",
+//!     "ask": "bash(git push:*) edit"
+//! }"#)?;
+//! let engine = Engine::build(&policy)?;
+//!
+//! let v = engine.decide(&Call::new("bash", r#"{"command": "git push --force"}"#));
+//! assert_eq!(v.decision, Decision::Ask);
+//! assert_eq!(v.rule_text(), "bash(git push:*)");
+//! assert_eq!(v.reason, "approval required by bash(git push:*)");
+//! # Ok::<(), toolgate::Diagnostics>(())
+//! ```
+//!
+//! # Map
+//!
+//! * [`Policy`]: a policy document (JSON or TOML), parsed ([`syntax`] holds
+//!   the rule grammar).
+//! * [`Engine`]: checks and compiles a policy, decides calls
+//!   ([`Engine::decide`], [`Engine::decide_batch`], [`Engine::would`]),
+//!   activates grant sets and filters offered tools.
+//! * [`reference`]: the reference evaluator, the plain oracle the compiled
+//!   engine is tested against.
+//! * [`conformance`]: the harness that runs conformance files on every engine.
+//! * [`Registry`]: matcher kinds and splitters.
+//!
+//! `ARCHITECTURE.md` is the map of the modules and their invariants;
+//! `spec/policy.md` is the normative semantics.
+
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+
+pub mod call;
+pub mod check;
+pub mod compile;
+pub mod conformance;
+pub mod decision;
+pub mod diag;
+pub mod engine;
+pub mod ir;
+pub mod json;
+pub mod policy;
+pub mod quote;
+pub mod reference;
+pub mod registry;
+pub mod runtime;
+pub mod syntax;
+
+pub use call::{Args, Call, Subject};
+pub use decision::{Decision, RuleRef, Verdict};
+pub use diag::{Diagnostic, Diagnostics, Location, Span};
+pub use engine::{Engine, Evaluator, Grant, Refusal};
+pub use policy::{List, Policy, RuleDecl, RuleLists, RuleSet, Source};
+pub use registry::{Lowering, MatcherKind, Pattern, Registry, Splitter};

@@ -1,0 +1,2 @@
+//! The `toolgate` command line.
+fn main() {}

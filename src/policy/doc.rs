@@ -1,0 +1,619 @@
+//! The policy document: JSON or TOML text to a [`Policy`].
+//!
+//! ```json
+//! {
+//!   "default": "ask",
+//!   "matchers": {"bash": {"match": "prefix", "field": "command", "split": "shell"}},
+//!   "aliases": {"Bash": ["bash"]},
+//!   "sources": [
+//!     {"name": "managed", "rank": 3, "trusted": true, "deny": "bash(curl:*)",
+//!      "notes": {"bash(curl:*)": "outbound network is proxied; use fetch"}}
+//!   ],
+//!   "allow": "read bash(git status:*)",
+//!   "deny": ["bash(rm:*)"],
+//!   "ask": "bash(git push:*)"
+//! }
+//! ```
+//!
+//! Every list is either one string in the rule grammar or an array of strings
+//! holding one rule each. Unknown members are refused, with the member named,
+//! so that a misspelt list never silently drops its rules. Every problem is
+//! collected, not just the first, each with its place in the document and,
+//! where toolgate can find it, its line and column in the text.
+
+use super::{List, Location, MatcherDecl, Policy, RuleDecl, RuleLists, RuleSet, Source};
+use crate::decision::Decision;
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use serde_json::{Map, Value};
+
+/// Reads a JSON policy document.
+///
+/// # Errors
+///
+/// Every problem found (see the module docs).
+pub fn from_json(text: &str) -> Result<Policy, Diagnostics> {
+    let value = crate::json::parse_strict(text).map_err(|e| {
+        Diagnostics::one(
+            Diagnostic::new("invalid_document", format!("the policy is not valid JSON: {e}"))
+                .with_help("fix the JSON syntax; duplicate keys are refused"),
+        )
+    })?;
+    from_value(&value, Some(text))
+}
+
+/// Reads a TOML policy document.
+///
+/// # Errors
+///
+/// Every problem found (see the module docs).
+pub fn from_toml(text: &str) -> Result<Policy, Diagnostics> {
+    let value: toml::Value = toml::from_str(text).map_err(|e| {
+        let mut d = Diagnostic::new(
+            "invalid_document",
+            format!("the policy is not valid TOML: {}", e.message()),
+        )
+        .with_help("fix the TOML syntax");
+        d.location.span = e.span().map(|r| Span::new(r.start, r.end));
+        Diagnostics::one(d)
+    })?;
+    from_value(&toml_to_json(value), Some(text))
+}
+
+/// Reads a policy document already parsed into a JSON value. `text` is the
+/// document's text, used to find lines and columns.
+///
+/// # Errors
+///
+/// Every problem found (see the module docs).
+pub fn from_value(value: &Value, text: Option<&str>) -> Result<Policy, Diagnostics> {
+    let mut r = Reader {
+        text,
+        errors: Vec::new(),
+        cursor: 0,
+    };
+    let policy = r.policy(value);
+    match Diagnostics::from_vec(r.errors) {
+        Some(d) => Err(d),
+        None => Ok(policy),
+    }
+}
+
+/// Converts a TOML value to JSON; dates become strings.
+pub fn toml_to_json(v: toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::String(s),
+        toml::Value::Integer(i) => Value::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        toml::Value::Boolean(b) => Value::Bool(b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => {
+            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
+    }
+}
+
+const TOP: &[&str] = &[
+    "$schema", "default", "matchers", "aliases", "sources", "allow", "deny", "ask", "notes",
+];
+const SOURCE: &[&str] = &[
+    "name", "rank", "trusted", "path", "hash", "allow", "deny", "ask", "notes",
+];
+const MATCHER: &[&str] = &["match", "field", "split"];
+
+struct Reader<'t> {
+    text: Option<&'t str>,
+    errors: Vec<Diagnostic>,
+    /// Where the last located string was found, so that equal strings are
+    /// found in document order.
+    cursor: usize,
+}
+
+impl Reader<'_> {
+    fn err(&mut self, kind: &'static str, path: &str, message: String, help: &str) {
+        self.errors.push(
+            Diagnostic::new(kind, message)
+                .with_help(help)
+                .at(Location {
+                    file: String::new(),
+                    path: path.to_string(),
+                    span: None,
+                }),
+        );
+    }
+
+    fn policy(&mut self, v: &Value) -> Policy {
+        let mut p = Policy::default();
+        let Some(obj) = v.as_object() else {
+            self.err(
+                "invalid_document",
+                "",
+                "a policy document must be an object".into(),
+                "write `{\"default\": \"ask\", \"allow\": \"...\"}`",
+            );
+            return p;
+        };
+        self.unknown_members(obj, TOP, "");
+        if let Some(d) = obj.get("default") {
+            match d.as_str().map(str::parse::<Decision>) {
+                Some(Ok(d)) => p.default = Some(d),
+                Some(Err(msg)) => self.err("invalid_document", "default", msg, "the default is `allow`, `ask` or `deny`"),
+                None => self.err(
+                    "invalid_document",
+                    "default",
+                    format!("`default` must be a string, not `{d}`"),
+                    "the default is `allow`, `ask` or `deny`",
+                ),
+            }
+        }
+        if let Some(m) = obj.get("matchers") {
+            p.matchers = self.matchers(m);
+        }
+        if let Some(a) = obj.get("aliases") {
+            self.aliases(a, &mut p);
+        }
+        if let Some(s) = obj.get("sources") {
+            match s.as_array() {
+                Some(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        if let Some(set) = self.source(item, &format!("sources[{i}]")) {
+                            p.sources.push(set);
+                        }
+                    }
+                }
+                None => self.err(
+                    "invalid_document",
+                    "sources",
+                    "`sources` must be an array of sources".into(),
+                    "write `\"sources\": [{\"name\": \"managed\", \"rank\": 3, \"trusted\": true, \"deny\": \"...\"}]`",
+                ),
+            }
+        }
+        p.host = self.lists(obj, "");
+        p
+    }
+
+    fn unknown_members(&mut self, obj: &Map<String, Value>, known: &[&str], path: &str) {
+        for k in obj.keys() {
+            if !known.contains(&k.as_str()) {
+                let hint = suggest(k, known)
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| format!("the members here are {}", list_names(known)));
+                self.err(
+                    "unknown_member",
+                    path,
+                    format!("unknown member `{k}`{}", if path.is_empty() { String::new() } else { format!(" in `{path}`") }),
+                    &hint,
+                );
+            }
+        }
+    }
+
+    fn matchers(&mut self, v: &Value) -> Vec<MatcherDecl> {
+        let mut out = Vec::new();
+        let Some(obj) = v.as_object() else {
+            self.err(
+                "invalid_document",
+                "matchers",
+                "`matchers` must be an object keyed by tool name".into(),
+                "write `\"matchers\": {\"bash\": {\"match\": \"prefix\", \"field\": \"command\"}}`",
+            );
+            return out;
+        };
+        for (tool, entry) in obj {
+            let path = format!("matchers.{tool}");
+            let Some(e) = entry.as_object() else {
+                self.err(
+                    "invalid_document",
+                    &path,
+                    format!("the matcher of `{tool}` must be an object"),
+                    "write `{\"match\": \"prefix\", \"field\": \"command\"}`",
+                );
+                continue;
+            };
+            self.unknown_members(e, MATCHER, &path);
+            let kind = self.opt_str(e, "match", &path);
+            let field = self.opt_str(e, "field", &path);
+            let split = self.opt_str(e, "split", &path);
+            if kind.is_some() && field.is_none() {
+                self.err(
+                    "invalid_document",
+                    &path,
+                    format!("the matcher of `{tool}` names a kind but no `field`"),
+                    "say which argument member the matcher reads, as in `\"field\": \"command\"`",
+                );
+            }
+            if tool.is_empty() || tool.contains('*') {
+                self.err(
+                    "invalid_document",
+                    &path,
+                    format!("`{tool}` is not a tool name"),
+                    "a matcher is declared for one tool, by its exact name",
+                );
+            }
+            out.push(MatcherDecl {
+                tool: tool.clone(),
+                kind,
+                field,
+                split,
+                location: Location {
+                    file: String::new(),
+                    path,
+                    span: self.locate(tool),
+                },
+            });
+        }
+        out
+    }
+
+    fn opt_str(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<String> {
+        match obj.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            other => {
+                self.err(
+                    "invalid_document",
+                    &format!("{path}.{key}"),
+                    format!("`{key}` must be a string, not `{other}`"),
+                    "write a string",
+                );
+                None
+            }
+        }
+    }
+
+    fn aliases(&mut self, v: &Value, p: &mut Policy) {
+        let Some(obj) = v.as_object() else {
+            self.err(
+                "invalid_document",
+                "aliases",
+                "`aliases` must be an object from rule names to lists of tools".into(),
+                "write `\"aliases\": {\"Bash\": [\"bash\"]}`",
+            );
+            return;
+        };
+        for (name, tools) in obj {
+            let path = format!("aliases.{name}");
+            let list = match tools.as_array() {
+                Some(items) => items
+                    .iter()
+                    .filter_map(|t| match t.as_str() {
+                        Some(s) => Some(s.to_string()),
+                        None => {
+                            self.err(
+                                "invalid_document",
+                                &path,
+                                format!("the alias `{name}` lists `{t}`, which is not a tool name"),
+                                "list tool names as strings",
+                            );
+                            None
+                        }
+                    })
+                    .collect(),
+                None => {
+                    self.err(
+                        "invalid_document",
+                        &path,
+                        format!("the alias `{name}` must be an array of tool names"),
+                        "write `[\"read\", \"grep\"]`",
+                    );
+                    continue;
+                }
+            };
+            let span = self.locate(name);
+            p.aliases.push((name.clone(), list));
+            p.alias_locations.push(Location {
+                file: String::new(),
+                path,
+                span,
+            });
+        }
+    }
+
+    fn source(&mut self, v: &Value, path: &str) -> Option<RuleSet> {
+        let Some(obj) = v.as_object() else {
+            self.err(
+                "invalid_document",
+                path,
+                "a source must be an object".into(),
+                "write `{\"name\": \"project\", \"rank\": 1, \"trusted\": false, \"deny\": \"...\"}`",
+            );
+            return None;
+        };
+        self.unknown_members(obj, SOURCE, path);
+        let name = match obj.get("name") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => {
+                self.err("invalid_document", &format!("{path}.name"), format!("`name` must be a string, not `{other}`"), "name the source");
+                String::new()
+            }
+            None => String::new(),
+        };
+        let rank = match obj.get("rank") {
+            None => 0,
+            Some(r) => match r.as_i64() {
+                Some(n) => n,
+                None => {
+                    self.err(
+                        "invalid_document",
+                        &format!("{path}.rank"),
+                        format!("`rank` must be an integer, not `{r}`"),
+                        "higher ranks are more authoritative; the managed settings rank highest",
+                    );
+                    0
+                }
+            },
+        };
+        let trusted = match obj.get("trusted") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                self.err("invalid_document", &format!("{path}.trusted"), format!("`trusted` must be `true` or `false`, not `{other}`"), "an untrusted source's allow rules are withheld");
+                false
+            }
+        };
+        let path_member = self.opt_str(obj, "path", path).unwrap_or_default();
+        let hash = self.opt_str(obj, "hash", path).unwrap_or_default();
+        let span = if name.is_empty() { None } else { self.locate(&name) };
+        let lists = self.lists(obj, path);
+        Some(RuleSet {
+            source: Source {
+                name,
+                rank,
+                trusted,
+                path: path_member,
+                hash,
+            },
+            lists,
+            location: Location {
+                file: String::new(),
+                path: path.to_string(),
+                span,
+            },
+        })
+    }
+
+    /// The `allow`, `deny` and `ask` members of `obj` and its `notes`.
+    fn lists(&mut self, obj: &Map<String, Value>, path: &str) -> RuleLists {
+        let mut out = RuleLists::default();
+        // Lists are read in the order they are most often written, which is
+        // the order the locator searches the text in.
+        for l in [List::Allow, List::Deny, List::Ask] {
+            if let Some(v) = obj.get(l.name()) {
+                let at = join(path, l.name());
+                *out.get_mut(l) = self.rule_list(v, &at);
+            }
+        }
+        if let Some(notes) = obj.get("notes") {
+            let at = join(path, "notes");
+            self.notes(notes, &at, &mut out);
+        }
+        out
+    }
+
+    fn rule_list(&mut self, v: &Value, path: &str) -> Vec<RuleDecl> {
+        match v {
+            Value::String(s) => self.parse_list(s, path),
+            Value::Array(items) => {
+                let mut out = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let at = format!("{path}[{i}]");
+                    match item.as_str() {
+                        Some(s) => {
+                            let base = self.locate(s).map(|sp| sp.start);
+                            match crate::syntax::parse_one(s) {
+                                Ok(t) => out.push(RuleDecl {
+                                    tool: t.tool,
+                                    spec: t.spec,
+                                    note: None,
+                                    location: Location {
+                                        file: String::new(),
+                                        path: at,
+                                        span: base.map(|b| t.span.shift(b)),
+                                    },
+                                }),
+                                Err(mut d) => {
+                                    d.location.path = at;
+                                    d.location.span = match (base, d.location.span) {
+                                        (Some(b), Some(sp)) => Some(sp.shift(b)),
+                                        (Some(b), None) => Some(Span::new(b, b + s.len())),
+                                        _ => None,
+                                    };
+                                    self.errors.push(d);
+                                }
+                            }
+                        }
+                        None => self.err(
+                            "invalid_document",
+                            &at,
+                            format!("a rule must be a string, not `{item}`"),
+                            "write the rule in the grammar, as in `\"Bash(git status:*)\"`",
+                        ),
+                    }
+                }
+                out
+            }
+            other => {
+                self.err(
+                    "invalid_document",
+                    path,
+                    format!("a rule list must be a string or an array of strings, not `{other}`"),
+                    "write `\"read bash(git:*)\"` or `[\"read\", \"bash(git:*)\"]`",
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn parse_list(&mut self, s: &str, path: &str) -> Vec<RuleDecl> {
+        let base = self.locate(s).map(|sp| sp.start);
+        match crate::syntax::parse_rules(s) {
+            Ok(tokens) => tokens
+                .into_iter()
+                .map(|t| RuleDecl {
+                    tool: t.tool,
+                    spec: t.spec,
+                    note: None,
+                    location: Location {
+                        file: String::new(),
+                        path: path.to_string(),
+                        span: base.map(|b| t.span.shift(b)),
+                    },
+                })
+                .collect(),
+            Err(e) => {
+                let mut d = e.to_diagnostic();
+                d.location.path = path.to_string();
+                d.location.span = base.map(|b| e.span.shift(b));
+                self.errors.push(d);
+                Vec::new()
+            }
+        }
+    }
+
+    fn notes(&mut self, v: &Value, path: &str, lists: &mut RuleLists) {
+        let Some(obj) = v.as_object() else {
+            self.err(
+                "invalid_document",
+                path,
+                "`notes` must be an object from rules to notes".into(),
+                "write `\"notes\": {\"bash(curl:*)\": \"outbound network is proxied; use fetch\"}`",
+            );
+            return;
+        };
+        for (rule, note) in obj {
+            let at = format!("{path}.{rule}");
+            let Some(note) = note.as_str() else {
+                self.err("invalid_document", &at, format!("the note of `{rule}` must be a string"), "write the note as text");
+                continue;
+            };
+            let mut found = false;
+            for l in List::ALL {
+                for r in lists.get_mut(l).iter_mut() {
+                    if r.text() == *rule {
+                        r.note = Some(note.to_string());
+                        found = true;
+                    }
+                }
+            }
+            if !found {
+                self.err(
+                    "invalid_document",
+                    &at,
+                    format!("the note for `{rule}` names no rule of this source"),
+                    "key a note by the rule's text exactly as it is written in the lists beside it",
+                );
+            }
+        }
+    }
+
+    /// Finds `s` in the document's text, after the last string found when it
+    /// occurs there; only text written without escapes is found.
+    fn locate(&mut self, s: &str) -> Option<Span> {
+        let text = self.text?;
+        if s.is_empty() {
+            return None;
+        }
+        let at = text
+            .get(self.cursor..)
+            .and_then(|t| t.find(s))
+            .map(|i| i + self.cursor)
+            .or_else(|| text.find(s))?;
+        self.cursor = at + s.len();
+        Some(Span::new(at, at + s.len()))
+    }
+}
+
+fn join(path: &str, member: &str) -> String {
+    if path.is_empty() {
+        member.to_string()
+    } else {
+        format!("{path}.{member}")
+    }
+}
+
+fn list_names(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The known name closest to `word`, when one is close enough to be a typo.
+pub fn suggest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
+    let lower = word.to_lowercase();
+    known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_lowercase()), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
+            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
+            let ins = cur.get(j).copied().unwrap_or(0) + 1;
+            cur.push(sub.min(del).min(ins));
+        }
+        prev = cur;
+    }
+    prev.last().copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_member() {
+        let p = from_json(
+            r#"{"default": "deny",
+                "matchers": {"bash": {"match": "glob", "field": "command", "split": "shell"}},
+                "aliases": {"Read": ["read", "grep"]},
+                "sources": [{"name": "m", "rank": 3, "trusted": true, "path": "/etc/x", "hash": "h",
+                             "deny": "bash(curl:*)", "notes": {"bash(curl:*)": "proxied"}}],
+                "allow": ["read", "bash(git status:*)"], "ask": "edit"}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!(p.default, Some(Decision::Deny));
+        assert_eq!(p.matchers[0].split.as_deref(), Some("shell"));
+        assert_eq!(p.aliases, vec![("Read".to_string(), vec!["read".to_string(), "grep".to_string()])]);
+        assert_eq!(p.sources[0].source.rank, 3);
+        assert_eq!(p.sources[0].lists.deny[0].note.as_deref(), Some("proxied"));
+        assert_eq!(p.host.allow[1].spec.as_deref(), Some("git status:*"));
+        assert_eq!(p.host.ask[0].tool, "edit");
+    }
+
+    #[test]
+    fn errors_are_collected_and_located() {
+        let text = "{\n  \"alow\": \"read\",\n  \"deny\": \"Read Bash() x\",\n  \"ask\": [\"a b\"]\n}";
+        let errs = from_json(text).err().map(|d| d.iter().cloned().collect::<Vec<_>>()).unwrap_or_default();
+        let kinds: Vec<_> = errs.iter().map(|d| d.kind).collect();
+        assert_eq!(kinds, vec!["unknown_member", "empty_specifier", "invalid_rule"]);
+        assert_eq!(errs[0].help.as_deref(), Some("did you mean `allow`?"));
+        let span = errs[1].location.span.unwrap_or_default();
+        assert_eq!(text.get(span.start..span.end), Some("Bash()"));
+        assert_eq!(errs[1].location.path, "deny");
+    }
+
+    #[test]
+    fn toml_reads_the_same_document() {
+        let toml = "default = \"ask\"\nallow = \"read\"\n[matchers.bash]\nmatch = \"prefix\"\nfield = \"command\"\n[[sources]]\nname = \"m\"\nrank = 2\ntrusted = true\ndeny = [\"bash(rm:*)\"]\n";
+        let p = from_toml(toml).unwrap_or_default();
+        assert_eq!(p.default, Some(Decision::Ask));
+        assert_eq!(p.sources[0].lists.deny[0].text(), "bash(rm:*)");
+        assert!(from_toml("default = ").is_err());
+    }
+
+    #[test]
+    fn a_note_must_name_a_rule() {
+        let r = from_json(r#"{"default":"ask","deny":"bash","notes":{"bash(x)":"n"}}"#);
+        assert_eq!(r.err().map(|d| d.first().kind), Some("invalid_document"));
+    }
+}

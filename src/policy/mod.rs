@@ -1,0 +1,267 @@
+//! The policy model: what a policy document says, parsed and located.
+//!
+//! A [`Policy`] is a document after reading: every rule list parsed by the
+//! grammar into [`RuleDecl`]s that know where they were written, the sources
+//! with their ranks and trust, the matcher table, the aliases and the
+//! default. Nothing is merged, expanded or checked against the registry yet;
+//! that is `check`'s job (and, independently, the reference evaluator's).
+//!
+//! The document format (JSON or TOML) is read in [`doc`]. Depends on
+//! `syntax`, `diag` and `decision`.
+
+pub mod doc;
+
+use crate::decision::Decision;
+use crate::diag::{Diagnostics, Location};
+
+/// Which list a rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum List {
+    /// Rules that refuse calls.
+    Deny,
+    /// Rules that ask before calls run.
+    Ask,
+    /// Rules that let calls run.
+    Allow,
+}
+
+impl List {
+    /// The three lists in precedence order.
+    pub const ALL: [List; 3] = [List::Deny, List::Ask, List::Allow];
+
+    /// `deny`, `ask` or `allow`.
+    pub fn name(self) -> &'static str {
+        match self {
+            List::Deny => "deny",
+            List::Ask => "ask",
+            List::Allow => "allow",
+        }
+    }
+
+    /// The list's position in precedence order (deny 0, ask 1, allow 2).
+    pub fn index(self) -> usize {
+        match self {
+            List::Deny => 0,
+            List::Ask => 1,
+            List::Allow => 2,
+        }
+    }
+
+    /// The inverse of [`List::index`].
+    pub fn from_index(i: usize) -> Option<List> {
+        List::ALL.get(i).copied()
+    }
+}
+
+/// One rule as written: a tool name (possibly an alias or a glob) and an
+/// optional specifier, with the note written beside it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleDecl {
+    /// The tool name as written.
+    pub tool: String,
+    /// The specifier, `None` for a bare rule. A carve-out's specifier starts
+    /// with `!`.
+    pub spec: Option<String>,
+    /// Why the rule exists, when the document says.
+    pub note: Option<String>,
+    /// Where the rule was written.
+    pub location: Location,
+}
+
+impl RuleDecl {
+    /// A rule with no note and no location.
+    pub fn new(tool: impl Into<String>, spec: Option<&str>) -> RuleDecl {
+        RuleDecl {
+            tool: tool.into(),
+            spec: spec.map(str::to_string),
+            note: None,
+            location: Location::default(),
+        }
+    }
+
+    /// The rule's string form: `Tool` or `Tool(spec)`.
+    pub fn text(&self) -> String {
+        match &self.spec {
+            Some(s) => format!("{}({s})", self.tool),
+            None => self.tool.clone(),
+        }
+    }
+
+    /// The carve-out's pattern, when the rule is one.
+    pub fn carve_out(&self) -> Option<&str> {
+        self.spec.as_deref().and_then(|s| s.strip_prefix('!'))
+    }
+
+    /// Whether the tool name is a glob over tool names.
+    pub fn is_glob(&self) -> bool {
+        self.tool.contains('*')
+    }
+}
+
+/// The three lists of one source (or of the host).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleLists {
+    /// Deny rules, in order.
+    pub deny: Vec<RuleDecl>,
+    /// Ask rules, in order.
+    pub ask: Vec<RuleDecl>,
+    /// Allow rules, in order.
+    pub allow: Vec<RuleDecl>,
+}
+
+impl RuleLists {
+    /// The list `l`.
+    pub fn get(&self, l: List) -> &[RuleDecl] {
+        match l {
+            List::Deny => &self.deny,
+            List::Ask => &self.ask,
+            List::Allow => &self.allow,
+        }
+    }
+
+    /// The list `l`, mutably.
+    pub fn get_mut(&mut self, l: List) -> &mut Vec<RuleDecl> {
+        match l {
+            List::Deny => &mut self.deny,
+            List::Ask => &mut self.ask,
+            List::Allow => &mut self.allow,
+        }
+    }
+
+    /// Parses three rule lists written in the grammar.
+    ///
+    /// # Errors
+    ///
+    /// The first list's grammar error.
+    pub fn parse(allow: &str, deny: &str, ask: &str) -> Result<RuleLists, Diagnostics> {
+        let mut out = RuleLists::default();
+        for (l, text) in [(List::Allow, allow), (List::Deny, deny), (List::Ask, ask)] {
+            let rules = crate::syntax::parse_rules(text).map_err(|e| {
+                let mut d = e.to_diagnostic();
+                d.location.path = l.name().to_string();
+                Diagnostics::one(d)
+            })?;
+            out.get_mut(l).extend(rules.into_iter().map(|t| RuleDecl {
+                tool: t.tool,
+                spec: t.spec,
+                note: None,
+                location: Location {
+                    file: String::new(),
+                    path: l.name().to_string(),
+                    span: Some(t.span),
+                },
+            }));
+        }
+        Ok(out)
+    }
+
+    /// Whether all three lists are empty.
+    pub fn is_empty(&self) -> bool {
+        self.deny.is_empty() && self.ask.is_empty() && self.allow.is_empty()
+    }
+}
+
+/// Where a set of rules came from: a settings file, a skill, the session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The name that keys grants and scopes. The host's own rules have the
+    /// empty name.
+    pub name: String,
+    /// Authority: higher ranks first. Rank decides which carve-out reaches
+    /// which rule and which grant set may shadow which ask; it never changes
+    /// precedence between lists.
+    pub rank: i64,
+    /// An untrusted source's allow rules are withheld; its deny and ask rules
+    /// apply at once.
+    pub trusted: bool,
+    /// Where the source lives, for the record.
+    pub path: String,
+    /// A hash of the source, for the record.
+    pub hash: String,
+}
+
+/// A source with its rules, the input to a merge or a grant set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleSet {
+    /// Where the rules came from.
+    pub source: Source,
+    /// The rules.
+    pub lists: RuleLists,
+    /// Where the source was declared.
+    pub location: Location,
+}
+
+/// The matcher a policy declares for one tool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MatcherDecl {
+    /// The tool.
+    pub tool: String,
+    /// The kind's name (`prefix`, `glob`, …); `None` registers no matcher, so
+    /// the tool takes bare rules only.
+    pub kind: Option<String>,
+    /// The argument member the kind reads.
+    pub field: Option<String>,
+    /// The splitter's name, when calls of the tool are split into subjects.
+    pub split: Option<String>,
+    /// Where the entry was written.
+    pub location: Location,
+}
+
+/// A policy: the sources and the host's rules, the matcher table, the
+/// aliases and the default.
+///
+/// ```
+/// use toolgate::Policy;
+/// let p = Policy::from_json(r#"{
+///     "default": "ask",
+///     "matchers": {"bash": {"match": "prefix", "field": "command"}},
+///     "allow": "read bash(git status:*)",
+///     "deny": ["bash(rm:*)"]
+/// }"#)?;
+/// assert_eq!(p.host.allow.len(), 2);
+/// assert_eq!(p.host.deny[0].text(), "bash(rm:*)");
+/// # Ok::<(), toolgate::Diagnostics>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// What applies to a subject no rule matches. Must be set.
+    pub default: Option<Decision>,
+    /// The matcher table, in the order written.
+    pub matchers: Vec<MatcherDecl>,
+    /// Rule names that stand for several tools, in the order written.
+    pub aliases: Vec<(String, Vec<String>)>,
+    /// Where each alias entry was written (parallel to `aliases`).
+    pub alias_locations: Vec<Location>,
+    /// The sources, in the order written (the merge sorts them by rank).
+    pub sources: Vec<RuleSet>,
+    /// The host's own rules: the empty-named source, appended after the
+    /// merged sources' rules.
+    pub host: RuleLists,
+    /// The file the policy was read from, for diagnostics.
+    pub file: String,
+}
+
+impl Policy {
+    /// Reads a policy document in JSON (see [`doc`] and `spec/policy.md`).
+    ///
+    /// # Errors
+    ///
+    /// Every problem found, each with its place in the document.
+    pub fn from_json(text: &str) -> Result<Policy, Diagnostics> {
+        doc::from_json(text)
+    }
+
+    /// Reads a policy document in TOML.
+    ///
+    /// # Errors
+    ///
+    /// As [`Policy::from_json`].
+    pub fn from_toml(text: &str) -> Result<Policy, Diagnostics> {
+        doc::from_toml(text)
+    }
+
+    /// The matcher declared for `tool`.
+    pub fn matcher(&self, tool: &str) -> Option<&MatcherDecl> {
+        self.matchers.iter().find(|m| m.tool == tool)
+    }
+}

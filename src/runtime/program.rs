@@ -1,0 +1,399 @@
+//! The compiled tables and how they are read.
+//!
+//! A [`Program`] is two byte buffers and a list of DFAs. `words` holds
+//! little-endian `u32`s: a header, then records (rules, sources, tools, field
+//! matchers, trie nodes, edges, payloads, verification pieces) that refer to
+//! each other by word offset. `bytes` holds every string. Both are `Cow`s, so
+//! the same reader serves tables the compiler just built and tables borrowed
+//! from an artifact's buffer without copying.
+//!
+//! Every read is bounds-checked: a read outside the buffer gives [`NONE`] (or
+//! an empty string), never a panic. The layout is documented record by record
+//! below and in `spec/artifact.md`.
+
+use crate::policy::List;
+use crate::registry::{MatcherKind, Splitter};
+use regex_automata::dfa::dense;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// The absent value for an offset, an index or a rule id.
+pub const NONE: u32 = u32::MAX;
+
+// Header: word offsets of the header fields.
+pub(crate) const H_MAGIC: u32 = 0;
+pub(crate) const H_N_RULES: u32 = 1;
+pub(crate) const H_RULES: u32 = 2;
+pub(crate) const H_N_FIRE: u32 = 3;
+pub(crate) const H_N_DENY: u32 = 4;
+pub(crate) const H_N_ASK: u32 = 5;
+pub(crate) const H_N_SOURCES: u32 = 6;
+pub(crate) const H_SOURCES: u32 = 7;
+pub(crate) const H_N_TOOLS: u32 = 8;
+pub(crate) const H_TOOLS: u32 = 9;
+pub(crate) const H_TOOL_HASH: u32 = 10;
+pub(crate) const H_NAME_FM: u32 = 11;
+pub(crate) const H_DEFAULT: u32 = 12;
+pub(crate) const H_N_ALIASES: u32 = 13;
+pub(crate) const H_ALIASES: u32 = 14;
+pub(crate) const H_N_WITHHELD: u32 = 15;
+pub(crate) const H_WITHHELD: u32 = 16;
+pub(crate) const H_N_DFAS: u32 = 17;
+/// Words in the header.
+pub(crate) const HDR_WORDS: u32 = 20;
+/// The first header word: `TGP1` little-endian.
+pub(crate) const PROGRAM_MAGIC: u32 = u32::from_le_bytes(*b"TGP1");
+
+/// Rule record: text, tool, spec, note (offset and length in `bytes`), source
+/// index, flags.
+pub(crate) const RULE_WORDS: u32 = 10;
+pub(crate) const R_TEXT: u32 = 0;
+pub(crate) const R_TOOL: u32 = 2;
+pub(crate) const R_SPEC: u32 = 4;
+pub(crate) const R_NOTE: u32 = 6;
+pub(crate) const R_SOURCE: u32 = 8;
+pub(crate) const R_FLAGS: u32 = 9;
+/// Rule flags: the list in the low two bits (0 deny, 1 ask, 2 allow).
+pub(crate) const F_LIST_MASK: u32 = 0b11;
+pub(crate) const F_BARE: u32 = 1 << 2;
+pub(crate) const F_CARVE: u32 = 1 << 3;
+pub(crate) const F_GLOB: u32 = 1 << 4;
+pub(crate) const F_CITE_NOTE: u32 = 1 << 5;
+pub(crate) const F_HAS_NOTE: u32 = 1 << 6;
+
+/// Source record: name, path, hash (offset and length), rank (low and high
+/// words), flags.
+pub(crate) const SOURCE_WORDS: u32 = 9;
+pub(crate) const S_NAME: u32 = 0;
+pub(crate) const S_PATH: u32 = 2;
+pub(crate) const S_HASH: u32 = 4;
+pub(crate) const S_RANK: u32 = 6;
+pub(crate) const S_FLAGS: u32 = 8;
+pub(crate) const SF_TRUSTED: u32 = 1;
+
+/// Tool record: name, field, kind name, splitter name (offset and length;
+/// length `NONE` for absent), the always-firing rule list (offset and length
+/// in words), the field matcher of its rules and of its carve-outs.
+pub(crate) const TOOL_WORDS: u32 = 12;
+pub(crate) const T_NAME: u32 = 0;
+pub(crate) const T_FIELD: u32 = 2;
+pub(crate) const T_KIND: u32 = 4;
+pub(crate) const T_SPLIT: u32 = 6;
+pub(crate) const T_ALWAYS: u32 = 8;
+pub(crate) const T_RULES_FM: u32 = 10;
+pub(crate) const T_CARVE_FM: u32 = 11;
+
+/// Field matcher record: trie root (`NONE` when empty), callback list
+/// (offset, length: triples of rule id and spec offset and length), DFA list
+/// (offset, length: pairs of DFA index and pattern-to-rule map offset).
+pub(crate) const FM_WORDS: u32 = 5;
+pub(crate) const FM_ROOT: u32 = 0;
+pub(crate) const FM_CB: u32 = 1;
+pub(crate) const FM_DFA: u32 = 3;
+
+/// Trie node: edges (offset of the first `[label, target]` pair, count),
+/// payloads (offset of the first `[rule, verify]` pair, count), and the root
+/// of the reverse trie hanging off a forward node (`NONE` if none).
+pub(crate) const NODE_WORDS: u32 = 5;
+pub(crate) const N_EDGES: u32 = 0;
+pub(crate) const N_PAY: u32 = 2;
+pub(crate) const N_SUB: u32 = 4;
+
+/// Alias record: name (offset and length), tools (offset and count of
+/// `[offset, length]` pairs).
+pub(crate) const ALIAS_WORDS: u32 = 4;
+
+/// A DFA the program's regular-expression patterns were compiled into.
+#[derive(Clone, Debug)]
+pub enum Dfa<'a> {
+    /// Built by the compiler.
+    Owned(dense::DFA<Vec<u32>>),
+    /// Borrowed from an artifact's buffer.
+    Borrowed(dense::DFA<&'a [u32]>),
+}
+
+/// Compiled tables: what the runtime decides with.
+#[derive(Clone, Debug)]
+pub struct Program<'a> {
+    pub(crate) words: Cow<'a, [u8]>,
+    pub(crate) bytes: Cow<'a, [u8]>,
+    pub(crate) dfas: Vec<Dfa<'a>>,
+    /// The matcher kind of each tool record, resolved from the registry:
+    /// what the callback path calls.
+    pub(crate) kinds: Vec<Option<Arc<dyn MatcherKind>>>,
+    /// The splitter of each tool record, resolved from the registry.
+    pub(crate) splitters: Vec<Option<Arc<dyn Splitter>>>,
+}
+
+/// A rule as the runtime reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RuleView {
+    pub flags: u32,
+    pub source: u32,
+}
+
+impl RuleView {
+    pub fn list(self) -> List {
+        match self.flags & F_LIST_MASK {
+            0 => List::Deny,
+            1 => List::Ask,
+            _ => List::Allow,
+        }
+    }
+    pub fn bare(self) -> bool {
+        self.flags & F_BARE != 0
+    }
+    pub fn carvable(self) -> bool {
+        self.flags & F_GLOB == 0
+    }
+}
+
+impl<'a> Program<'a> {
+    /// Word `i`, or [`NONE`] outside the buffer.
+    #[inline]
+    pub(crate) fn w(&self, i: u32) -> u32 {
+        let at = (i as usize).wrapping_mul(4);
+        match self.words.get(at..at.wrapping_add(4)) {
+            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+            _ => NONE,
+        }
+    }
+
+    /// The number of words.
+    pub(crate) fn n_words(&self) -> u32 {
+        u32::try_from(self.words.len() / 4).unwrap_or(NONE)
+    }
+
+    /// Header field `h`.
+    #[inline]
+    pub(crate) fn h(&self, h: u32) -> u32 {
+        self.w(h)
+    }
+
+    /// The string at `off` with `len` bytes, or `""` when out of range or not
+    /// UTF-8.
+    pub(crate) fn s(&self, off: u32, len: u32) -> &str {
+        if len == NONE {
+            return "";
+        }
+        let start = off as usize;
+        self.bytes
+            .get(start..start.saturating_add(len as usize))
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("")
+    }
+
+    /// The raw bytes at `off` with `len` bytes.
+    #[inline]
+    pub(crate) fn b(&self, off: u32, len: u32) -> &[u8] {
+        let start = off as usize;
+        self.bytes
+            .get(start..start.saturating_add(len as usize))
+            .unwrap_or(&[])
+    }
+
+    /// The string whose offset is word `i` and length word `i.wrapping_add(1)`.
+    pub(crate) fn ws(&self, i: u32) -> &str {
+        self.s(self.w(i), self.w(i.wrapping_add(1)))
+    }
+
+    /// Whether the string field at words `i`, `i.wrapping_add(1)` is present.
+    pub(crate) fn has(&self, i: u32) -> bool {
+        self.w(i.wrapping_add(1)) != NONE
+    }
+
+    pub(crate) fn n_rules(&self) -> u32 {
+        self.h(H_N_RULES)
+    }
+
+    pub(crate) fn n_fire(&self) -> u32 {
+        self.h(H_N_FIRE)
+    }
+
+    #[inline]
+    fn rule_at(&self, id: u32) -> u32 {
+        self.h(H_RULES)
+            .wrapping_add(id.wrapping_mul(RULE_WORDS))
+    }
+
+    #[inline]
+    pub(crate) fn rule(&self, id: u32) -> RuleView {
+        let at = self.rule_at(id);
+        RuleView {
+            flags: self.w(at.wrapping_add(R_FLAGS)),
+            source: self.w(at.wrapping_add(R_SOURCE)),
+        }
+    }
+
+    /// The list of firing rule `id`, from the id ranges alone.
+    #[inline]
+    pub(crate) fn list_of(&self, id: u32) -> usize {
+        let nd = self.h(H_N_DENY);
+        let na = self.h(H_N_ASK);
+        if id < nd {
+            0
+        } else if id - nd < na {
+            1
+        } else {
+            2
+        }
+    }
+
+    pub(crate) fn rule_text(&self, id: u32) -> &str {
+        self.ws(self.rule_at(id).wrapping_add(R_TEXT))
+    }
+
+    pub(crate) fn rule_tool(&self, id: u32) -> &str {
+        self.ws(self.rule_at(id).wrapping_add(R_TOOL))
+    }
+
+    pub(crate) fn rule_spec(&self, id: u32) -> Option<&str> {
+        let at = self.rule_at(id).wrapping_add(R_SPEC);
+        self.has(at).then(|| self.ws(at))
+    }
+
+    pub(crate) fn rule_note(&self, id: u32) -> Option<&str> {
+        let at = self.rule_at(id);
+        (self.w(at.wrapping_add(R_FLAGS)) & F_HAS_NOTE != 0).then(|| self.ws(at.wrapping_add(R_NOTE)))
+    }
+
+    pub(crate) fn rule_cites_note(&self, id: u32) -> bool {
+        self.w(self.rule_at(id).wrapping_add(R_FLAGS)) & F_CITE_NOTE != 0
+    }
+
+    #[inline]
+    fn source_at(&self, i: u32) -> u32 {
+        self.h(H_SOURCES).wrapping_add(i.wrapping_mul(SOURCE_WORDS))
+    }
+
+    pub(crate) fn n_sources(&self) -> u32 {
+        self.h(H_N_SOURCES)
+    }
+
+    pub(crate) fn source_name(&self, i: u32) -> &str {
+        self.ws(self.source_at(i).wrapping_add(S_NAME))
+    }
+
+    pub(crate) fn source_path(&self, i: u32) -> &str {
+        self.ws(self.source_at(i).wrapping_add(S_PATH))
+    }
+
+    pub(crate) fn source_hash(&self, i: u32) -> &str {
+        self.ws(self.source_at(i).wrapping_add(S_HASH))
+    }
+
+    #[inline]
+    pub(crate) fn source_rank(&self, i: u32) -> i64 {
+        let at = self.source_at(i).wrapping_add(S_RANK);
+        let lo = u64::from(self.w(at));
+        let hi = u64::from(self.w(at.wrapping_add(1)));
+        ((hi << 32) | lo) as i64
+    }
+
+    pub(crate) fn source_trusted(&self, i: u32) -> bool {
+        self.w(self.source_at(i).wrapping_add(S_FLAGS)) & SF_TRUSTED != 0
+    }
+
+    pub(crate) fn n_tools(&self) -> u32 {
+        self.h(H_N_TOOLS)
+    }
+
+    #[inline]
+    pub(crate) fn tool_at(&self, i: u32) -> u32 {
+        self.h(H_TOOLS).wrapping_add(i.wrapping_mul(TOOL_WORDS))
+    }
+
+    pub(crate) fn tool_name(&self, i: u32) -> &str {
+        self.ws(self.tool_at(i).wrapping_add(T_NAME))
+    }
+
+    pub(crate) fn tool_field(&self, i: u32) -> Option<&str> {
+        let at = self.tool_at(i).wrapping_add(T_FIELD);
+        self.has(at).then(|| self.ws(at))
+    }
+
+    pub(crate) fn tool_kind(&self, i: u32) -> Option<&str> {
+        let at = self.tool_at(i).wrapping_add(T_KIND);
+        self.has(at).then(|| self.ws(at))
+    }
+
+    pub(crate) fn tool_split(&self, i: u32) -> Option<&str> {
+        let at = self.tool_at(i).wrapping_add(T_SPLIT);
+        self.has(at).then(|| self.ws(at))
+    }
+
+    /// The index of the tool record named `name`.
+    #[inline]
+    pub(crate) fn find_tool(&self, name: &str) -> Option<u32> {
+        let table = self.h(H_TOOL_HASH);
+        let cap = self.w(table);
+        if cap == 0 || cap == NONE || !cap.is_power_of_two() {
+            return None;
+        }
+        let mask = cap - 1;
+        let mut slot = fnv1a(name.as_bytes()) & mask;
+        for _ in 0..cap {
+            let v = self.w(table.wrapping_add(1).wrapping_add(slot));
+            if v == 0 || v == NONE {
+                return None;
+            }
+            let i = v - 1;
+            let at = self.tool_at(i).wrapping_add(T_NAME);
+            if self.b(self.w(at), self.w(at.wrapping_add(1))) == name.as_bytes() {
+                return Some(i);
+            }
+            slot = (slot + 1) & mask;
+        }
+        None
+    }
+
+    pub(crate) fn default_decision(&self) -> crate::Decision {
+        match self.h(H_DEFAULT) {
+            0 => crate::Decision::Allow,
+            1 => crate::Decision::Ask,
+            _ => crate::Decision::Deny,
+        }
+    }
+
+    /// The alias table: rule name and the tools it stands for.
+    pub(crate) fn aliases(&self) -> Vec<(String, Vec<String>)> {
+        let n = self.h(H_N_ALIASES).min(self.n_words());
+        let base = self.h(H_ALIASES);
+        (0..n)
+            .map(|i| {
+                let at = base.wrapping_add(i.wrapping_mul(ALIAS_WORDS));
+                let name = self.ws(at).to_string();
+                let off = self.w(at.wrapping_add(2));
+                let count = self.w(at.wrapping_add(3)).min(self.n_words());
+                let tools = (0..count)
+                    .map(|k| self.ws(off.wrapping_add(k.wrapping_mul(2))).to_string())
+                    .collect();
+                (name, tools)
+            })
+            .collect()
+    }
+
+    /// The withheld rules: (text, source index).
+    pub(crate) fn withheld(&self) -> Vec<(String, u32)> {
+        let n = self.h(H_N_WITHHELD).min(self.n_words());
+        let base = self.h(H_WITHHELD);
+        (0..n)
+            .map(|i| {
+                let at = base.wrapping_add(i.wrapping_mul(RULE_WORDS));
+                (self.ws(at.wrapping_add(R_TEXT)).to_string(), self.w(at.wrapping_add(R_SOURCE)))
+            })
+            .collect()
+    }
+}
+
+/// FNV-1a over bytes: the tool table's hash. Fixed, so that tables are the
+/// same bytes whatever the process.
+#[inline]
+pub(crate) fn fnv1a(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in bytes {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
