@@ -198,13 +198,14 @@ impl Call {
             Some(v) => Args::from_value(v),
             None => Args::from_value(Value::Object(serde_json::Map::new())),
         };
-        let text = |m: &mut serde_json::Map<String, Value>, k: &str| -> Result<Option<String>, String> {
-            match m.remove(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s)),
-                Some(_) => Err(format!("`{k}` must be a string")),
-            }
-        };
+        let text =
+            |m: &mut serde_json::Map<String, Value>, k: &str| -> Result<Option<String>, String> {
+                match m.remove(k) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(s)) => Ok(Some(s)),
+                    Some(_) => Err(format!("`{k}` must be a string")),
+                }
+            };
         let call_id = text(&mut m, id_key)?.unwrap_or_default();
         let run_id = text(&mut m, "run_id")?.unwrap_or_default();
         let confined = text(&mut m, "confined")?;

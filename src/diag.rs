@@ -279,6 +279,9 @@ mod tests {
         let text = d.render(Some(src));
         assert!(text.contains("--> p.json:2:18 (at `allow`)"), "{text}");
         assert!(text.contains("^^^^^^\n"), "{text}");
-        assert!(text.contains("= help: write `Bash` for every call"), "{text}");
+        assert!(
+            text.contains("= help: write `Bash` for every call"),
+            "{text}"
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! [`Evaluator`] is what every engine offers the conformance harness: the
 //! compiled engine here and the reference evaluator answer through it.
 
-use crate::call::Call;
+use crate::call::{Args, Call};
 use crate::check::{self, CRule, Checked, SourceInfo, ToolInfo};
 use crate::compile::{self, Limits};
 use crate::decision::{Decision, RuleRef, Verdict};
@@ -114,11 +114,15 @@ impl Engine<'static> {
     /// # Errors
     ///
     /// Every problem `check` or the compiler found.
-    pub fn build_with(policy: &Policy, registry: &Registry) -> Result<Engine<'static>, Diagnostics> {
+    pub fn build_with(
+        policy: &Policy,
+        registry: &Registry,
+    ) -> Result<Engine<'static>, Diagnostics> {
         let arena = bumpalo::Bump::new();
         let ir = Ir::from_policy(&arena, policy);
         let checked = check::check(&ir, registry).map_err(|d| d.in_file(&policy.file))?;
-        let program = compile::compile(&checked, Limits::default()).map_err(|d| d.in_file(&policy.file))?;
+        let program =
+            compile::compile(&checked, Limits::default()).map_err(|d| d.in_file(&policy.file))?;
         Ok(Engine {
             program,
             registry: registry.clone(),
@@ -200,13 +204,55 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|c| {
                 let r = self.decide_result(c);
-                let asks = r.decision == Decision::Ask
-                    || matches!(r.basis, Basis::Unevaluable(_));
+                let asks = r.decision == Decision::Ask || matches!(r.basis, Basis::Unevaluable(_));
                 let comps = self.components(c.scope.as_deref());
                 (render(&comps, c, &r), asks)
             })
             .collect();
         hold(results)
+    }
+
+    /// The firing rules of the policy whose tool and specifier match a call
+    /// of `tool` with `args`, in list order, before precedence and
+    /// carve-outs: what a front shows to explain which rules a call meets.
+    /// Unreadable arguments meet only the bare rules.
+    pub fn matching_rules(&self, tool: &str, args: &Args) -> Vec<RuleRef> {
+        struct Collect<'x>(&'x mut Vec<u32>);
+        impl runtime::eval::Sink for Collect<'_> {
+            fn wants(&self, _: u32) -> bool {
+                true
+            }
+            fn offer(&mut self, id: u32) {
+                self.0.push(id);
+            }
+        }
+        let p = &self.program;
+        let mut ids = Vec::new();
+        match p.find_tool(tool) {
+            Some(t) => {
+                p.offer_always(t, &mut Collect(&mut ids));
+                let value = p.tool_field(t).and_then(|f| args.str_member(f));
+                if let Some(v) = value {
+                    let fm = p
+                        .w(p.tool_at(t)
+                            .wrapping_add(crate::runtime::program::T_RULES_FM));
+                    let kinds = |tool: u32, spec: &str, value: &str| {
+                        p.kinds
+                            .get(tool as usize)
+                            .and_then(Option::as_ref)
+                            .is_some_and(|k| k.matches(spec, value))
+                    };
+                    p.walk(fm, t, v, &mut Collect(&mut ids), &kinds);
+                }
+            }
+            None => {
+                let fm = p.h(crate::runtime::program::H_NAME_FM);
+                p.walk(fm, NONE, tool, &mut Collect(&mut ids), &|_, _, _| false);
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter().map(|id| rule_ref(p, id)).collect()
     }
 
     /// The sources the policy was merged from, highest rank first, then the
@@ -312,14 +358,18 @@ impl<'a> Engine<'a> {
             for r in ir.rules.iter().filter(|r| r.list == l) {
                 for c in check::expand(&ir, r, 0, &aliases) {
                     if l == List::Allow {
-                        let refusal = own_deny_refusal(&c, &lists[0])
-                            .or_else(|| self.allow_refusal(&c, &tools, trusted, &set.source, &others));
+                        let refusal = own_deny_refusal(&c, &lists[0]).or_else(|| {
+                            self.allow_refusal(&c, &tools, trusted, &set.source, &others)
+                        });
                         if let Some(reason) = refusal {
                             if reason == WITHHELD {
                                 withheld.push(c);
                                 grant.refused.push(Refusal {
                                     rule: c.text.to_string(),
-                                    reason: format!("withheld: the source {} is not trusted", set.source.name),
+                                    reason: format!(
+                                        "withheld: the source {} is not trusted",
+                                        set.source.name
+                                    ),
                                 });
                             } else {
                                 grant.refused.push(Refusal {
@@ -414,7 +464,10 @@ impl<'a> Engine<'a> {
             let p = comp.prog;
             for id in bare_deny_candidates(p, c.tool) {
                 if !reached_by_carve(others, p, id) {
-                    return Some(format!("denied by {}: a grant never beats a deny", p.rule_text(id)));
+                    return Some(format!(
+                        "denied by {}: a grant never beats a deny",
+                        p.rule_text(id)
+                    ));
                 }
             }
         }
@@ -475,7 +528,9 @@ impl<'a> Engine<'a> {
     fn tool_infos(&self) -> Vec<ToolInfo> {
         let p = &self.program;
         let mut out: Vec<ToolInfo> = (0..p.n_tools())
-            .filter(|&i| p.tool_field(i).is_some() || p.tool_split(i).is_some() || p.tool_kind(i).is_some())
+            .filter(|&i| {
+                p.tool_field(i).is_some() || p.tool_split(i).is_some() || p.tool_kind(i).is_some()
+            })
             .map(|i| ToolInfo {
                 name: p.tool_name(i).to_string(),
                 field: p.tool_field(i).map(str::to_string),
@@ -648,7 +703,9 @@ fn render(comps: &[Component<'_, '_>], call: &Call, r: &CallResult) -> Verdict {
             if let Some(c) = comps.get(*comp) {
                 let text = c.prog.rule_text(*id);
                 v.reason = match call.confined.as_deref() {
-                    Some(name) if !name.is_empty() => format!("confined by {name}, so {text} does not ask"),
+                    Some(name) if !name.is_empty() => {
+                        format!("confined by {name}, so {text} does not ask")
+                    }
                     _ => format!("confined, so {text} does not ask"),
                 };
                 v.rule = Some(rule_ref(c.prog, *id));
@@ -669,7 +726,10 @@ fn render(comps: &[Component<'_, '_>], call: &Call, r: &CallResult) -> Verdict {
         if let Some(kept) = r.subjects.get(r.kept) {
             v.subject = kept.text.clone();
             if r.decision == Decision::Deny && r.subjects.len() > 1 && !kept.text.is_empty() {
-                v.reason.push_str(&block_suffix(&kept.text, r.subjects.iter().map(|s| s.text.as_str())));
+                v.reason.push_str(&block_suffix(
+                    &kept.text,
+                    r.subjects.iter().map(|s| s.text.as_str()),
+                ));
             }
         }
     }
@@ -698,7 +758,11 @@ pub fn block_suffix<'s>(blocking: &str, texts: impl Iterator<Item = &'s str>) ->
         1 => s.push_str(&format!(", including {}", others.join(""))),
         n => {
             let (head, last) = others.split_at(n - 1);
-            s.push_str(&format!(", including {} and {}", head.join(", "), last.join("")));
+            s.push_str(&format!(
+                ", including {} and {}",
+                head.join(", "),
+                last.join("")
+            ));
         }
     }
     s

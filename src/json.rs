@@ -121,7 +121,10 @@ mod tests {
         assert!(parse_strict(r#""\ud800""#).is_err());
         assert!(parse_strict_bytes(b"\"\xff\"").is_err());
         assert!(parse_strict("{} x").is_err());
-        assert_eq!(parse_strict(r#"{"a":null}"#).ok(), Some(serde_json::json!({"a": null})));
+        assert_eq!(
+            parse_strict(r#"{"a":null}"#).ok(),
+            Some(serde_json::json!({"a": null}))
+        );
     }
 
     #[test]

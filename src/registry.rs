@@ -120,7 +120,10 @@ impl MatcherKind for GlobKind {
     fn lower(&self, spec: &str) -> Result<Lowering, String> {
         let patterns = match spec.strip_suffix(":*") {
             Some("") => vec![Pattern::Any],
-            Some(p) => vec![Pattern::Glob(p.to_string()), Pattern::Glob(format!("{p} *"))],
+            Some(p) => vec![
+                Pattern::Glob(p.to_string()),
+                Pattern::Glob(format!("{p} *")),
+            ],
             None => vec![Pattern::Glob(spec.to_string())],
         };
         Ok(Lowering::Patterns(patterns))

@@ -123,10 +123,16 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
             );
         } else if seen.insert(s.name, i).is_some() {
             errors.push(
-                Diagnostic::new("invalid_rule", format!("two sources are named `{}`", s.name))
-                    .with_help(format!("give each source its own name, `{}:<name>` for one skill of several", s.name))
-                    .at(ir.location(s.location))
-                    .with_token(s.name),
+                Diagnostic::new(
+                    "invalid_rule",
+                    format!("two sources are named `{}`", s.name),
+                )
+                .with_help(format!(
+                    "give each source its own name, `{}:<name>` for one skill of several",
+                    s.name
+                ))
+                .at(ir.location(s.location))
+                .with_token(s.name),
             );
         }
     }
@@ -164,7 +170,10 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
             errors.push(d.at(loc));
             continue;
         }
-        aliases.push((a.name.to_string(), a.tools.iter().map(|t| t.to_string()).collect()));
+        aliases.push((
+            a.name.to_string(),
+            a.tools.iter().map(|t| t.to_string()).collect(),
+        ));
     }
 
     let default = match ir.combining {
@@ -234,15 +243,29 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
     let mut withheld = Vec::new();
     for l in List::ALL {
         for &si in &order {
-            let Some(src) = ir.sources.get(si) else { continue };
+            let Some(src) = ir.sources.get(si) else {
+                continue;
+            };
             let merged = merged_index.get(si).copied().unwrap_or(0);
-            for r in ir.rules.iter().filter(|r| r.list == l && r.source.0 as usize == si) {
+            for r in ir
+                .rules
+                .iter()
+                .filter(|r| r.list == l && r.source.0 as usize == si)
+            {
                 for c in expand(ir, r, merged, &aliases) {
                     if l == List::Allow && !src.trusted {
                         withheld.push(c);
                         continue;
                     }
-                    if let Err(d) = check_rule(&c, l, &tools, true) {
+                    if let Err(mut d) = check_rule(&c, l, &tools, true) {
+                        if c.text != r.text {
+                            d.message = format!(
+                                "{} (`{}` expands to it through the alias `{}`)",
+                                d.message,
+                                r.text,
+                                ir.target_name(r.target)
+                            );
+                        }
                         errors.push(d.at(ir.location(c.location)));
                         continue;
                     }
@@ -268,7 +291,11 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
 }
 
 fn quoted(names: &[&str]) -> String {
-    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Checks one alias entry; the message carries agentpolicy's text as help.
@@ -286,9 +313,11 @@ pub fn check_alias(name: &str, tools: &[&str]) -> Result<(), Diagnostic> {
         .with_help("write the rule name an alias stands for exactly"));
     }
     if tools.is_empty() {
-        return Err(Diagnostic::new("invalid_rule", format!("the alias `{name}` names no tool"))
-            .with_token(name)
-            .with_help("list the tools the rule name stands for, or remove the alias"));
+        return Err(
+            Diagnostic::new("invalid_rule", format!("the alias `{name}` names no tool"))
+                .with_token(name)
+                .with_help("list the tools the rule name stands for, or remove the alias"),
+        );
     }
     for t in tools {
         if t.is_empty() || t.contains('*') {
@@ -333,7 +362,9 @@ pub fn expand<'a>(
                 let text: &'a str = match r.conds.first() {
                     Some(_) => ir.arena.alloc_str(&format!(
                         "{t}({})",
-                        r.text.get(name.len() + 1..r.text.len().saturating_sub(1)).unwrap_or("")
+                        r.text
+                            .get(name.len() + 1..r.text.len().saturating_sub(1))
+                            .unwrap_or("")
                     )),
                     None => tool,
                 };
@@ -361,7 +392,12 @@ pub struct RuleError {
 /// # Errors
 ///
 /// The diagnostic, with agentpolicy's wording as the reference text.
-pub fn check_rule(c: &CRule<'_>, l: List, tools: &[ToolInfo], lower: bool) -> Result<(), Diagnostic> {
+pub fn check_rule(
+    c: &CRule<'_>,
+    l: List,
+    tools: &[ToolInfo],
+    lower: bool,
+) -> Result<(), Diagnostic> {
     check_rule_detailed(c, l, tools, lower).map_err(|e| e.diagnostic)
 }
 
@@ -382,7 +418,10 @@ pub fn check_rule_detailed(
             diagnostic: Diagnostic::new("invalid_rule", format!("rule `{text}` has no tool name"))
                 .with_token(text)
                 .with_help("write the tool's name before the parenthesis"),
-            reference_text: format!("toolgate: rule {}: missing tool name", crate::quote::go_quote(text)),
+            reference_text: format!(
+                "toolgate: rule {}: missing tool name",
+                crate::quote::go_quote(text)
+            ),
         });
     }
     if c.glob {
@@ -422,7 +461,9 @@ pub fn check_rule_detailed(
             .map(|t| t.name.as_str())
             .min();
         let reference_text = match near {
-            Some(n) => format!("toolgate: no matcher for the rule's tool: {text}; did you mean {n}?"),
+            Some(n) => {
+                format!("toolgate: no matcher for the rule's tool: {text}; did you mean {n}?")
+            }
             None => format!("toolgate: no matcher for the rule's tool: {text}"),
         };
         let help = match near {
@@ -435,7 +476,10 @@ pub fn check_rule_detailed(
         return Err(RuleError {
             diagnostic: Diagnostic::new(
                 "no_matcher",
-                format!("rule `{text}` has a specifier, but no matcher is declared for `{}`", c.tool),
+                format!(
+                    "rule `{text}` has a specifier, but no matcher is declared for `{}`",
+                    c.tool
+                ),
             )
             .with_token(text)
             .with_help(help),
@@ -447,7 +491,9 @@ pub fn check_rule_detailed(
             return Err(RuleError {
                 diagnostic: Diagnostic::new(
                     "invalid_specifier",
-                    format!("the `{kind_name}` matcher cannot read the specifier of `{text}`: {msg}"),
+                    format!(
+                        "the `{kind_name}` matcher cannot read the specifier of `{text}`: {msg}"
+                    ),
                 )
                 .with_token(text)
                 .with_help("fix the specifier, or use a matcher kind that reads it"),

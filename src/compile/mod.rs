@@ -59,7 +59,8 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         let name = w.str(&s.name);
         let path = w.str(&s.path);
         let hash = w.str(&s.hash);
-        w.words.extend_from_slice(&[name.0, name.1, path.0, path.1, hash.0, hash.1]);
+        w.words
+            .extend_from_slice(&[name.0, name.1, path.0, path.1, hash.0, hash.1]);
         w.words.push(s.rank as u64 as u32);
         w.words.push(((s.rank as u64) >> 32) as u32);
         w.words.push(if s.trusted { SF_TRUSTED } else { 0 });
@@ -162,7 +163,11 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
             if r.tool != *name {
                 continue;
             }
-            let target = if r.carve { &mut carve_fm } else { &mut rules_fm };
+            let target = if r.carve {
+                &mut carve_fm
+            } else {
+                &mut rules_fm
+            };
             let Some(spec) = r.spec else {
                 if !r.carve {
                     always.push(id);
@@ -205,8 +210,14 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         tools.push(ToolBuild {
             name: w.str(name),
             field: opt(&mut w, info.and_then(|t| t.field.as_deref())),
-            kind: opt(&mut w, info.and_then(|t| t.kind.as_ref().map(|k| k.0.as_str()))),
-            split: opt(&mut w, info.and_then(|t| t.split.as_ref().map(|s| s.0.as_str()))),
+            kind: opt(
+                &mut w,
+                info.and_then(|t| t.kind.as_ref().map(|k| k.0.as_str())),
+            ),
+            split: opt(
+                &mut w,
+                info.and_then(|t| t.split.as_ref().map(|s| s.0.as_str())),
+            ),
             always,
             rules_fm: rules_i,
             carve_fm: carve_i,
@@ -281,8 +292,10 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         root_patch.push((w.words.len(), fm.root));
         w.words.push(NONE);
         let cb_at = w.words.len();
-        w.words.extend_from_slice(&[0, fm.callbacks.len() as u32, 0, dl.len() as u32]);
-        let cbs: Vec<(u32, (u32, u32))> = fm.callbacks.iter().map(|(id, s)| (*id, w.str(s))).collect();
+        w.words
+            .extend_from_slice(&[0, fm.callbacks.len() as u32, 0, dl.len() as u32]);
+        let cbs: Vec<(u32, (u32, u32))> =
+            fm.callbacks.iter().map(|(id, s)| (*id, w.str(s))).collect();
         let here = w.here();
         w.patch(cb_at, here);
         for (id, (o, l)) in cbs {

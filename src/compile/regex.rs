@@ -13,15 +13,15 @@ use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use regex_automata::MatchKind;
 
+/// A built DFA and the rule id of each of its patterns, by pattern index.
+pub(super) type Built = (dense::DFA<Vec<u32>>, Vec<u32>);
+
 /// Patterns per DFA before any split.
 const CHUNK: usize = 32;
 
 /// Builds the DFAs for `patterns` (pattern, rule id). Each DFA comes with the
 /// rule id of each of its patterns, by pattern index.
-pub(super) fn build(
-    patterns: &[(String, u32)],
-    limits: Limits,
-) -> Result<Vec<(dense::DFA<Vec<u32>>, Vec<u32>)>, Diagnostic> {
+pub(super) fn build(patterns: &[(String, u32)], limits: Limits) -> Result<Vec<Built>, Diagnostic> {
     for (p, _) in patterns {
         if let Err(e) = syntax::parse(p) {
             return Err(Diagnostic::new(
@@ -42,7 +42,7 @@ pub(super) fn build(
 fn build_chunk(
     chunk: &[(String, u32)],
     limits: Limits,
-    out: &mut Vec<(dense::DFA<Vec<u32>>, Vec<u32>)>,
+    out: &mut Vec<Built>,
 ) -> Result<(), Diagnostic> {
     if chunk.is_empty() {
         return Ok(());
@@ -74,7 +74,10 @@ fn build_chunk(
             let p = pats.first().copied().unwrap_or("");
             let msg = e.to_string();
             let (kind, help) = if msg.contains("word boundar") {
-                ("invalid_specifier", "write the ASCII word boundary `(?-u:\\b)` instead")
+                (
+                    "invalid_specifier",
+                    "write the ASCII word boundary `(?-u:\\b)` instead",
+                )
             } else {
                 (
                     "too_complex",
@@ -83,7 +86,10 @@ fn build_chunk(
             };
             Err(Diagnostic::new(
                 kind,
-                format!("the regular expression `{p}` cannot be compiled within the limits: {}", first_line(&msg)),
+                format!(
+                    "the regular expression `{p}` cannot be compiled within the limits: {}",
+                    first_line(&msg)
+                ),
             )
             .with_token(p)
             .with_help(help))

@@ -1,1 +1,70 @@
-//! The conformance harness (in progress).
+//! The conformance harness: one runner for every conformance file and every
+//! engine.
+//!
+//! A conformance file is JSON, recognised by its shape:
+//!
+//! * **grammar**: `{"cases": [{"name", "input", "rules" | "error"}]}`;
+//! * **matchers**: `{"cases": [{"matcher", "spec", "args" | "raw", "match"}]}`;
+//! * **decisions**: `{"matchers"?, "cases": [{"name", "policy", ...}]}`,
+//!   agentpolicy's `decisions.json` and toolgate's own cases alike.
+//!
+//! Grammar cases run once (parsing is shared); matcher and decision cases
+//! run on every engine given, and a case passes when it passes on all of
+//! them. Unknown members are refused at every level, so a misspelt
+//! expectation cannot pass by being ignored.
+//!
+//! **The one loosened comparison.** Where agentpolicy's corpus expects a text
+//! that quotes one of its own errors (a grant refusal such as
+//! `agentpolicy: cannot grant a carve-out: …`), toolgate prints `toolgate:`
+//! instead; [`expect_text`] maps that prefix, and nothing else in the
+//! harness loosens a comparison.
+//!
+//! The harness does no I/O: callers hand it file names and contents.
+
+mod cases;
+
+pub use cases::{EngineKind, FileKind};
+
+/// The outcome of running conformance files.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Cases that passed on every engine.
+    pub passed: usize,
+    /// Cases that failed on at least one engine.
+    pub failed: usize,
+    /// One line per failure: file, case, engine, what differed.
+    pub failures: Vec<String>,
+}
+
+impl Report {
+    /// Adds another report's counts and failures.
+    pub fn merge(&mut self, other: Report) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.failures.extend(other.failures);
+    }
+
+    /// The summary line: `N passed, N failed`.
+    pub fn summary(&self) -> String {
+        format!("{} passed, {} failed", self.passed, self.failed)
+    }
+}
+
+/// Runs one conformance file on `engines`.
+///
+/// # Errors
+///
+/// A message when the file is not JSON or has no recognisable shape, or has
+/// members the harness does not know.
+pub fn run_file(name: &str, text: &str, engines: &[EngineKind]) -> Result<Report, String> {
+    cases::run(name, text, engines)
+}
+
+/// Maps agentpolicy's error prefix in an expected text to toolgate's (see
+/// the module documentation).
+pub fn expect_text(expected: &str) -> String {
+    match expected.strip_prefix("agentpolicy:") {
+        Some(rest) => format!("toolgate:{rest}"),
+        None => expected.to_string(),
+    }
+}

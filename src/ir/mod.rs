@@ -143,9 +143,12 @@ pub struct IrRule<'a> {
 impl<'a> IrRule<'a> {
     /// The specifier (a carve-out's pattern without its `!`), if any.
     pub fn spec(&self) -> Option<&'a str> {
-        self.conds.iter().map(|c| match c {
-            Cond::Spec(s) => *s,
-        }).next()
+        self.conds
+            .iter()
+            .map(|c| match c {
+                Cond::Spec(s) => *s,
+            })
+            .next()
     }
 }
 

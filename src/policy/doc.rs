@@ -34,8 +34,11 @@ use serde_json::{Map, Value};
 pub fn from_json(text: &str) -> Result<Policy, Diagnostics> {
     let value = crate::json::parse_strict(text).map_err(|e| {
         Diagnostics::one(
-            Diagnostic::new("invalid_document", format!("the policy is not valid JSON: {e}"))
-                .with_help("fix the JSON syntax; duplicate keys are refused"),
+            Diagnostic::new(
+                "invalid_document",
+                format!("the policy is not valid JSON: {e}"),
+            )
+            .with_help("fix the JSON syntax; duplicate keys are refused"),
         )
     })?;
     from_value(&value, Some(text))
@@ -111,15 +114,12 @@ struct Reader<'t> {
 
 impl Reader<'_> {
     fn err(&mut self, kind: &'static str, path: &str, message: String, help: &str) {
-        self.errors.push(
-            Diagnostic::new(kind, message)
-                .with_help(help)
-                .at(Location {
-                    file: String::new(),
-                    path: path.to_string(),
-                    span: None,
-                }),
-        );
+        self.errors
+            .push(Diagnostic::new(kind, message).with_help(help).at(Location {
+                file: String::new(),
+                path: path.to_string(),
+                span: None,
+            }));
     }
 
     fn policy(&mut self, v: &Value) -> Policy {
@@ -137,7 +137,12 @@ impl Reader<'_> {
         if let Some(d) = obj.get("default") {
             match d.as_str().map(str::parse::<Decision>) {
                 Some(Ok(d)) => p.default = Some(d),
-                Some(Err(msg)) => self.err("invalid_document", "default", msg, "the default is `allow`, `ask` or `deny`"),
+                Some(Err(msg)) => self.err(
+                    "invalid_document",
+                    "default",
+                    msg,
+                    "the default is `allow`, `ask` or `deny`",
+                ),
                 None => self.err(
                     "invalid_document",
                     "default",
@@ -182,7 +187,14 @@ impl Reader<'_> {
                 self.err(
                     "unknown_member",
                     path,
-                    format!("unknown member `{k}`{}", if path.is_empty() { String::new() } else { format!(" in `{path}`") }),
+                    format!(
+                        "unknown member `{k}`{}",
+                        if path.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" in `{path}`")
+                        }
+                    ),
                     &hint,
                 );
             }
@@ -323,7 +335,12 @@ impl Reader<'_> {
         let name = match obj.get("name") {
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
-                self.err("invalid_document", &format!("{path}.name"), format!("`name` must be a string, not `{other}`"), "name the source");
+                self.err(
+                    "invalid_document",
+                    &format!("{path}.name"),
+                    format!("`name` must be a string, not `{other}`"),
+                    "name the source",
+                );
                 String::new()
             }
             None => String::new(),
@@ -347,13 +364,22 @@ impl Reader<'_> {
             None => false,
             Some(Value::Bool(b)) => *b,
             Some(other) => {
-                self.err("invalid_document", &format!("{path}.trusted"), format!("`trusted` must be `true` or `false`, not `{other}`"), "an untrusted source's allow rules are withheld");
+                self.err(
+                    "invalid_document",
+                    &format!("{path}.trusted"),
+                    format!("`trusted` must be `true` or `false`, not `{other}`"),
+                    "an untrusted source's allow rules are withheld",
+                );
                 false
             }
         };
         let path_member = self.opt_str(obj, "path", path).unwrap_or_default();
         let hash = self.opt_str(obj, "hash", path).unwrap_or_default();
-        let span = if name.is_empty() { None } else { self.locate(&name) };
+        let span = if name.is_empty() {
+            None
+        } else {
+            self.locate(&name)
+        };
         let lists = self.lists(obj, path);
         Some(RuleSet {
             source: Source {
@@ -483,7 +509,12 @@ impl Reader<'_> {
         for (rule, note) in obj {
             let at = format!("{path}.{rule}");
             let Some(note) = note.as_str() else {
-                self.err("invalid_document", &at, format!("the note of `{rule}` must be a string"), "write the note as text");
+                self.err(
+                    "invalid_document",
+                    &at,
+                    format!("the note of `{rule}` must be a string"),
+                    "write the note as text",
+                );
                 continue;
             };
             let mut found = false;
@@ -583,7 +614,13 @@ mod tests {
         .unwrap_or_default();
         assert_eq!(p.default, Some(Decision::Deny));
         assert_eq!(p.matchers[0].split.as_deref(), Some("shell"));
-        assert_eq!(p.aliases, vec![("Read".to_string(), vec!["read".to_string(), "grep".to_string()])]);
+        assert_eq!(
+            p.aliases,
+            vec![(
+                "Read".to_string(),
+                vec!["read".to_string(), "grep".to_string()]
+            )]
+        );
         assert_eq!(p.sources[0].source.rank, 3);
         assert_eq!(p.sources[0].lists.deny[0].note.as_deref(), Some("proxied"));
         assert_eq!(p.host.allow[1].spec.as_deref(), Some("git status:*"));
@@ -592,10 +629,17 @@ mod tests {
 
     #[test]
     fn errors_are_collected_and_located() {
-        let text = "{\n  \"alow\": \"read\",\n  \"deny\": \"Read Bash() x\",\n  \"ask\": [\"a b\"]\n}";
-        let errs = from_json(text).err().map(|d| d.iter().cloned().collect::<Vec<_>>()).unwrap_or_default();
+        let text =
+            "{\n  \"alow\": \"read\",\n  \"deny\": \"Read Bash() x\",\n  \"ask\": [\"a b\"]\n}";
+        let errs = from_json(text)
+            .err()
+            .map(|d| d.iter().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
         let kinds: Vec<_> = errs.iter().map(|d| d.kind).collect();
-        assert_eq!(kinds, vec!["unknown_member", "empty_specifier", "invalid_rule"]);
+        assert_eq!(
+            kinds,
+            vec!["unknown_member", "empty_specifier", "invalid_rule"]
+        );
         assert_eq!(errs[0].help.as_deref(), Some("did you mean `allow`?"));
         let span = errs[1].location.span.unwrap_or_default();
         assert_eq!(text.get(span.start..span.end), Some("Bash()"));
@@ -609,6 +653,34 @@ mod tests {
         assert_eq!(p.default, Some(Decision::Ask));
         assert_eq!(p.sources[0].lists.deny[0].text(), "bash(rm:*)");
         assert!(from_toml("default = ").is_err());
+    }
+
+    #[test]
+    fn the_published_schema_names_the_members_the_reader_knows() {
+        let schema: Value =
+            serde_json::from_str(include_str!("../../spec/policy.schema.json")).unwrap();
+        let keys = |v: &Value| -> Vec<String> {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        let sorted = |names: &[&str]| -> Vec<String> {
+            let mut k: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&schema["properties"]), sorted(TOP));
+        assert_eq!(
+            keys(&schema["$defs"]["source"]["properties"]),
+            sorted(SOURCE)
+        );
+        assert_eq!(
+            keys(&schema["properties"]["matchers"]["additionalProperties"]["properties"]),
+            sorted(MATCHER)
+        );
+        let example: Value =
+            serde_json::from_str(include_str!("../../examples/policy.json")).unwrap();
+        assert!(from_value(&example, None).is_ok());
     }
 
     #[test]

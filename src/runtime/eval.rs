@@ -40,7 +40,14 @@ pub(crate) type Callback<'c> = &'c dyn Fn(u32, &str, &str) -> bool;
 
 impl Program<'_> {
     /// Walks the field matcher at `fm` over `value`.
-    pub(crate) fn walk(&self, fm: u32, tool: u32, value: &str, sink: &mut impl Sink, cb: Callback<'_>) {
+    pub(crate) fn walk(
+        &self,
+        fm: u32,
+        tool: u32,
+        value: &str,
+        sink: &mut impl Sink,
+        cb: Callback<'_>,
+    ) {
         if fm == NONE {
             return;
         }
@@ -199,7 +206,9 @@ impl Program<'_> {
         for k in 0..n.min(self.n_words()) {
             let at = rec.wrapping_add(1).wrapping_add(k.wrapping_mul(2));
             let piece = self.b(self.w(at), self.w(at.wrapping_add(1)));
-            let Some(rest) = window.get(pos..) else { return false };
+            let Some(rest) = window.get(pos..) else {
+                return false;
+            };
             match memchr::memmem::find(rest, piece) {
                 Some(i) => pos += i + piece.len(),
                 None => return false,
@@ -285,7 +294,9 @@ impl<'p, 'a> RuleSink<'p, 'a> {
         }
         let rank = self.prog.source_rank(source);
         let name = self.prog.source_name(source);
-        self.allowing.iter().any(|a| a.name != name && a.rank >= rank)
+        self.allowing
+            .iter()
+            .any(|a| a.name != name && a.rank >= rank)
     }
 }
 

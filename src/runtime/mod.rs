@@ -153,7 +153,16 @@ pub fn decide_subject(
             }
             let fm = c.prog.w(c.prog.tool_at(t).wrapping_add(T_CARVE_FM));
             let cb = callback(c.prog);
-            c.prog.walk(fm, t, v, &mut CarveSink { prog: c.prog, max: &mut carve }, &cb);
+            c.prog.walk(
+                fm,
+                t,
+                v,
+                &mut CarveSink {
+                    prog: c.prog,
+                    max: &mut carve,
+                },
+                &cb,
+            );
         }
     }
 
@@ -225,7 +234,13 @@ pub fn decide_subject(
 
 /// Offers the rules of tool record `t` (or, for a tool the program does not
 /// name, its tool-name globs) to `sink`.
-fn run_rules(prog: &Program<'_>, t: u32, tool: &str, value: Option<&str>, sink: &mut RuleSink<'_, '_>) {
+fn run_rules(
+    prog: &Program<'_>,
+    t: u32,
+    tool: &str,
+    value: Option<&str>,
+    sink: &mut RuleSink<'_, '_>,
+) {
     if t == NONE {
         let fm = prog.h(H_NAME_FM);
         prog.walk(fm, NONE, tool, sink, &|_, _, _| false);

@@ -49,7 +49,6 @@ pub(crate) const PROGRAM_MAGIC: u32 = u32::from_le_bytes(*b"TGP1");
 pub(crate) const RULE_WORDS: u32 = 10;
 pub(crate) const R_TEXT: u32 = 0;
 pub(crate) const R_TOOL: u32 = 2;
-pub(crate) const R_SPEC: u32 = 4;
 pub(crate) const R_NOTE: u32 = 6;
 pub(crate) const R_SOURCE: u32 = 8;
 pub(crate) const R_FLAGS: u32 = 9;
@@ -86,7 +85,6 @@ pub(crate) const T_CARVE_FM: u32 = 11;
 /// Field matcher record: trie root (`NONE` when empty), callback list
 /// (offset, length: triples of rule id and spec offset and length), DFA list
 /// (offset, length: pairs of DFA index and pattern-to-rule map offset).
-pub(crate) const FM_WORDS: u32 = 5;
 pub(crate) const FM_ROOT: u32 = 0;
 pub(crate) const FM_CB: u32 = 1;
 pub(crate) const FM_DFA: u32 = 3;
@@ -212,8 +210,7 @@ impl<'a> Program<'a> {
 
     #[inline]
     fn rule_at(&self, id: u32) -> u32 {
-        self.h(H_RULES)
-            .wrapping_add(id.wrapping_mul(RULE_WORDS))
+        self.h(H_RULES).wrapping_add(id.wrapping_mul(RULE_WORDS))
     }
 
     #[inline]
@@ -247,14 +244,10 @@ impl<'a> Program<'a> {
         self.ws(self.rule_at(id).wrapping_add(R_TOOL))
     }
 
-    pub(crate) fn rule_spec(&self, id: u32) -> Option<&str> {
-        let at = self.rule_at(id).wrapping_add(R_SPEC);
-        self.has(at).then(|| self.ws(at))
-    }
-
     pub(crate) fn rule_note(&self, id: u32) -> Option<&str> {
         let at = self.rule_at(id);
-        (self.w(at.wrapping_add(R_FLAGS)) & F_HAS_NOTE != 0).then(|| self.ws(at.wrapping_add(R_NOTE)))
+        (self.w(at.wrapping_add(R_FLAGS)) & F_HAS_NOTE != 0)
+            .then(|| self.ws(at.wrapping_add(R_NOTE)))
     }
 
     pub(crate) fn rule_cites_note(&self, id: u32) -> bool {
@@ -380,7 +373,10 @@ impl<'a> Program<'a> {
         (0..n)
             .map(|i| {
                 let at = base.wrapping_add(i.wrapping_mul(RULE_WORDS));
-                (self.ws(at.wrapping_add(R_TEXT)).to_string(), self.w(at.wrapping_add(R_SOURCE)))
+                (
+                    self.ws(at.wrapping_add(R_TEXT)).to_string(),
+                    self.w(at.wrapping_add(R_SOURCE)),
+                )
             })
             .collect()
     }

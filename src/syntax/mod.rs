@@ -16,7 +16,7 @@ mod grammar {
     #[grammar = "../grammar/rules.pest"]
     pub(super) struct RulesParser;
 }
-use grammar::{RulesParser, Rule};
+use grammar::{Rule, RulesParser};
 
 /// Parentheses nested deeper than this inside one specifier are refused
 /// (`nesting_too_deep`). agentpolicy has no limit; toolgate has one so that
@@ -225,8 +225,10 @@ pub fn parse_one(entry: &str) -> Result<RuleToken, Diagnostic> {
     })?;
     match rules.len() {
         1 => Ok(rules.remove(0)),
-        0 => Err(Diagnostic::new("invalid_rule", "an entry of a rule list is empty")
-            .with_help("remove the empty string, or write a rule such as `Bash(git status:*)`")),
+        0 => Err(
+            Diagnostic::new("invalid_rule", "an entry of a rule list is empty")
+                .with_help("remove the empty string, or write a rule such as `Bash(git status:*)`"),
+        ),
         n => Err(Diagnostic::new(
             "invalid_rule",
             format!("the entry `{entry}` holds {n} rules where one was expected"),
@@ -350,7 +352,10 @@ mod tests {
 
     fn kinds(s: &str) -> (&'static str, String) {
         match parse_rules(s) {
-            Ok(r) => ("ok", r.iter().map(RuleToken::text).collect::<Vec<_>>().join("|")),
+            Ok(r) => (
+                "ok",
+                r.iter().map(RuleToken::text).collect::<Vec<_>>().join("|"),
+            ),
             Err(e) => (e.kind.name(), e.token),
         }
     }
@@ -370,15 +375,25 @@ mod tests {
     #[test]
     fn spans_point_at_tokens() {
         let r = parse_rules("  a b(c d)").unwrap_or_default();
-        assert_eq!(r.iter().map(|t| t.span).collect::<Vec<_>>(), vec![Span::new(2, 3), Span::new(4, 10)]);
+        assert_eq!(
+            r.iter().map(|t| t.span).collect::<Vec<_>>(),
+            vec![Span::new(2, 3), Span::new(4, 10)]
+        );
         let e = parse_rules("a Bash(x").err();
         assert_eq!(e.map(|e| e.span), Some(Span::new(2, 8)));
     }
 
     #[test]
     fn deep_nesting_is_refused_not_a_crash() {
-        let deep = format!("a{}{}", "(".repeat(MAX_NESTING + 1), ")".repeat(MAX_NESTING + 1));
-        assert_eq!(parse_rules(&deep).map_err(|e| e.kind), Err(GrammarErrorKind::NestingTooDeep));
+        let deep = format!(
+            "a{}{}",
+            "(".repeat(MAX_NESTING + 1),
+            ")".repeat(MAX_NESTING + 1)
+        );
+        assert_eq!(
+            parse_rules(&deep).map_err(|e| e.kind),
+            Err(GrammarErrorKind::NestingTooDeep)
+        );
         let ok = format!("a{}x{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
         assert!(parse_rules(&ok).is_ok());
         let unclosed = "(".repeat(100_000);
@@ -388,8 +403,14 @@ mod tests {
     #[test]
     fn one_rule_per_entry() {
         assert!(parse_one("Bash(git status:*)").is_ok());
-        assert_eq!(parse_one("Read Edit").map_err(|d| d.kind), Err("invalid_rule"));
+        assert_eq!(
+            parse_one("Read Edit").map_err(|d| d.kind),
+            Err("invalid_rule")
+        );
         assert_eq!(parse_one(" ").map_err(|d| d.kind), Err("invalid_rule"));
-        assert_eq!(parse_one("Bash(").map_err(|d| d.kind), Err("unbalanced_parentheses"));
+        assert_eq!(
+            parse_one("Bash(").map_err(|d| d.kind),
+            Err("unbalanced_parentheses")
+        );
     }
 }
