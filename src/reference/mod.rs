@@ -5,6 +5,34 @@
 //! straightforward glob matcher. It shares no matching code with `compile`
 //! or `runtime`: it is the oracle the conformance harness and the
 //! differential tests hold the compiled runtime to.
+//!
+//! The normative text is agentpolicy's RFC 0001 (draft 0.2) as written out in
+//! `agentpolicy.md`; section numbers in the comments below refer to it.
+//!
+//! * [`Reference::build`] validates the policy with `check` (so that the two
+//!   engines refuse the same policies with the same diagnostics), then merges
+//!   the sources and expands the aliases itself.
+//! * `decide` (deciding one call: subjects, precedence, fold, reasons, the
+//!   batch hold) and `grants` (grant sets, revocation, offer filtering) hold
+//!   the rest.
+//!
+//! Everything here favours being obviously right over being fast: every
+//! decision walks every rule of every list.
+
+mod decide;
+mod grants;
+
+#[cfg(test)]
+mod corpus;
+#[cfg(test)]
+mod tests;
+
+use crate::check;
+use crate::decision::Decision;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::Ir;
+use crate::policy::{List, Policy, RuleDecl, Source};
+use crate::registry::Registry;
 
 /// agentpolicy's PrefixMatcher on one string: `P:*` matches values starting
 /// with `P`; any other specifier matches the value exactly.
@@ -47,4 +75,278 @@ pub fn glob(pattern: &str, value: &str) -> bool {
         }
     }
     rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// Where a rule came from, as much of its source as deciding needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Origin {
+    /// The source's name; empty for the host's own rules.
+    name: String,
+    /// The source's rank.
+    rank: i64,
+    /// Whether the source is trusted.
+    trusted: bool,
+    /// The source's hash, for the verdict's record.
+    hash: String,
+}
+
+impl Origin {
+    fn of(source: &Source) -> Origin {
+        Origin {
+            name: source.name.clone(),
+            rank: source.rank,
+            trusted: source.trusted,
+            hash: source.hash.clone(),
+        }
+    }
+
+    /// The host's own rules: the empty name, rank 0, trusted.
+    fn host() -> Origin {
+        Origin {
+            name: String::new(),
+            rank: 0,
+            trusted: true,
+            hash: String::new(),
+        }
+    }
+
+    /// Whether a rule's note may be read to the model (§5.3): the host's own
+    /// rules (the empty name) and trusted sources only.
+    fn cites_notes(&self) -> bool {
+        self.name.is_empty() || self.trusted
+    }
+}
+
+/// One rule after the merge and the alias expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Rule {
+    /// The tool name (after expansion), or a glob over tool names.
+    tool: String,
+    /// The specifier; `None` for a bare rule. A carve-out's starts with `!`.
+    spec: Option<String>,
+    /// The string form as evaluated: `tool` or `tool(spec)`.
+    text: String,
+    /// The note written beside the rule, if any.
+    note: Option<String>,
+    /// The rule's source.
+    origin: Origin,
+}
+
+impl Rule {
+    /// Whether the rule has no specifier.
+    fn is_bare(&self) -> bool {
+        self.spec.is_none()
+    }
+
+    /// The carve-out's pattern (the specifier without its `!`), when the
+    /// rule is a carve-out.
+    fn carve_out(&self) -> Option<&str> {
+        self.spec.as_deref().and_then(|s| s.strip_prefix('!'))
+    }
+
+    /// Whether the tool name is a glob over tool names.
+    fn is_glob(&self) -> bool {
+        self.tool.contains('*')
+    }
+
+    /// Whether the rule's tool name names `tool`: equal, or a glob matching
+    /// it (§3).
+    fn names(&self, tool: &str) -> bool {
+        self.tool == tool || (self.is_glob() && glob(&self.tool, tool))
+    }
+
+    /// The rule as a reason cites it: `R`, or `R: note` when the note may be
+    /// read to the model.
+    fn cited(&self) -> String {
+        match &self.note {
+            Some(note) if !note.is_empty() && self.origin.cites_notes() => {
+                format!("{}: {note}", self.text)
+            }
+            _ => self.text.clone(),
+        }
+    }
+}
+
+/// The deny, ask and allow lists of the policy or of one grant set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Lists {
+    deny: Vec<Rule>,
+    ask: Vec<Rule>,
+    allow: Vec<Rule>,
+}
+
+impl Lists {
+    fn get_mut(&mut self, l: List) -> &mut Vec<Rule> {
+        match l {
+            List::Deny => &mut self.deny,
+            List::Ask => &mut self.ask,
+            List::Allow => &mut self.allow,
+        }
+    }
+
+    /// How many rules the three lists hold.
+    fn len(&self) -> usize {
+        self.deny.len() + self.ask.len() + self.allow.len()
+    }
+}
+
+/// A grant set in force.
+#[derive(Clone, Debug)]
+struct ActiveSet {
+    /// The set's source.
+    source: Source,
+    /// The grant scope it was activated under; `None` for no scope.
+    scope: Option<String>,
+    /// The rules it activated.
+    lists: Lists,
+}
+
+/// The reference evaluator: a policy, merged and alias-expanded, and the
+/// grant sets in force.
+///
+/// ```
+/// use toolgate::reference::Reference;
+/// use toolgate::{Call, Decision, Evaluator, Policy, Registry};
+/// let policy = Policy::from_json(r#"{
+///     "default": "ask",
+///     "matchers": {"bash": {"match": "glob", "field": "command"}},
+///     "allow": "read bash(git status:*)",
+///     "deny": "bash(rm:*)"
+/// }"#)?;
+/// let r = Reference::build(&policy, &Registry::builtin())?;
+/// let v = r.would(&Call::new("bash", r#"{"command": "rm -rf /"}"#));
+/// assert_eq!(v.decision, Decision::Deny);
+/// assert_eq!(v.reason, "denied by bash(rm:*)");
+/// # Ok::<(), toolgate::Diagnostics>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Reference {
+    /// The policy as given: the matcher table and the aliases are read from
+    /// it while deciding and granting.
+    policy: Policy,
+    /// The matcher kinds and splitters.
+    registry: Registry,
+    /// What applies when no rule fires.
+    default: Decision,
+    /// The policy's lists after the merge (§5.2) and the alias expansion (§4).
+    lists: Lists,
+    /// The grant sets in force, in activation order.
+    sets: Vec<ActiveSet>,
+}
+
+impl Reference {
+    /// Validates `policy` with `check` (the same build errors as the
+    /// compiled engine), then keeps the policy, its merged lists and the
+    /// registry.
+    ///
+    /// # Errors
+    ///
+    /// Every problem `check` found.
+    pub fn build(policy: &Policy, registry: &Registry) -> Result<Reference, Diagnostics> {
+        let arena = bumpalo::Bump::new();
+        let ir = Ir::from_policy(&arena, policy);
+        check::check(&ir, registry).map_err(|d| d.in_file(&policy.file))?;
+        // `check` refuses a policy without a default; this is only a guard.
+        let Some(default) = policy.default else {
+            return Err(Diagnostics::one(Diagnostic::new(
+                "no_default",
+                "the policy has no default",
+            )));
+        };
+        Ok(Reference {
+            policy: policy.clone(),
+            registry: registry.clone(),
+            default,
+            lists: merge(policy),
+            sets: Vec::new(),
+        })
+    }
+
+    /// Expands one rule through the alias table (§4): one rule per tool the
+    /// alias lists, in order, with the same specifier, note and source; or
+    /// the rule itself when its name is no alias. One level only.
+    fn expand(&self, rule: &RuleDecl, origin: &Origin) -> Vec<Rule> {
+        expand(&self.policy.aliases, rule, origin)
+    }
+}
+
+/// Merges the policy's sources (§5.2): stable-sorted by rank, highest
+/// first; untrusted sources' allow rules withheld (left out); the host's own
+/// rules appended after every source's.
+fn merge(policy: &Policy) -> Lists {
+    let mut sources: Vec<_> = policy.sources.iter().collect();
+    // `sort_by_key` is stable: sources of equal rank keep the order written.
+    sources.sort_by_key(|set| std::cmp::Reverse(set.source.rank));
+    let mut lists = Lists::default();
+    for l in List::ALL {
+        for set in &sources {
+            if l == List::Allow && !set.source.trusted {
+                continue;
+            }
+            let origin = Origin::of(&set.source);
+            for r in set.lists.get(l) {
+                lists.get_mut(l).extend(expand(&policy.aliases, r, &origin));
+            }
+        }
+        let host = Origin::host();
+        for r in policy.host.get(l) {
+            lists.get_mut(l).extend(expand(&policy.aliases, r, &host));
+        }
+    }
+    lists
+}
+
+/// See [`Reference::expand`].
+fn expand(aliases: &[(String, Vec<String>)], rule: &RuleDecl, origin: &Origin) -> Vec<Rule> {
+    // A hand-built empty specifier is a bare rule (§1.4).
+    let spec = rule.spec.clone().filter(|s| !s.is_empty());
+    let make = |tool: &str| Rule {
+        tool: tool.to_string(),
+        spec: spec.clone(),
+        text: match &spec {
+            Some(s) => format!("{tool}({s})"),
+            None => tool.to_string(),
+        },
+        note: rule.note.clone(),
+        origin: origin.clone(),
+    };
+    match aliases.iter().find(|(name, _)| *name == rule.tool) {
+        Some((_, tools)) => tools.iter().map(|t| make(t)).collect(),
+        None => vec![make(&rule.tool)],
+    }
+}
+
+/// An empty scope is no scope.
+fn normal_scope(scope: Option<&str>) -> Option<&str> {
+    scope.filter(|s| !s.is_empty())
+}
+
+impl crate::engine::Evaluator for Reference {
+    fn decide_batch(&self, calls: &[crate::call::Call]) -> Vec<crate::decision::Verdict> {
+        self.decide_batch_plain(calls)
+    }
+
+    fn would(&self, call: &crate::call::Call) -> crate::decision::Verdict {
+        self.decide_call(call).verdict
+    }
+
+    fn grant_set(
+        &mut self,
+        set: &crate::policy::RuleSet,
+        scope: Option<&str>,
+    ) -> crate::engine::Grant {
+        self.activate(set, scope)
+    }
+
+    fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize {
+        self.revoke_source(source, scope)
+    }
+
+    fn revoke_scope(&mut self, scope: Option<&str>) -> usize {
+        self.revoke_all_of_scope(scope)
+    }
+
+    fn filter(&self, tools: &[String]) -> Vec<String> {
+        self.offer(tools)
+    }
 }
