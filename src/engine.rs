@@ -302,7 +302,7 @@ impl<'a> Engine<'a> {
         let comps = self.components(None);
         for c in &comps {
             let p = c.prog;
-            for id in bare_deny_candidates(p, tool) {
+            for id in bare_candidates(p, tool, List::Deny) {
                 if !reached_by_carve(&comps, p, id) {
                     return Some(rule_ref(p, id));
                 }
@@ -320,8 +320,12 @@ impl<'a> Engine<'a> {
             .collect()
     }
 
-    /// Activates a grant set: see the module docs of `engine` and
-    /// `spec/policy.md`, "Grant sets".
+    /// Activates a grant set under its source and `scope` (see
+    /// `spec/policy.md`, "Grant sets"): its deny and ask rules apply at once,
+    /// its allow rules shadow the ask rules they cover, and a rule that could
+    /// never fire, or that a deny or a higher-ranked bare ask would beat, is
+    /// refused with the reason. Activating again under the same source and
+    /// scope replaces the set in place.
     pub fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {
         let scope = scope.filter(|s| !s.is_empty()).map(str::to_string);
         let aliases = self.program.aliases();
@@ -333,76 +337,99 @@ impl<'a> Engine<'a> {
         };
         policy.sources.push(set.clone());
         let ir = Ir::from_policy(&arena, &policy);
-        let trusted = set.source.trusted;
         let mut grant = Grant::default();
         let mut lists: [Vec<CRule<'_>>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         let mut withheld = Vec::new();
-        // The components this set's rules will be decided beside.
-        let others: Vec<Component<'_, '_>> = {
-            let mut v = vec![Component {
-                prog: &self.program,
-                set: None,
-            }];
-            for s in &self.sets {
-                let same = s.source.name == set.source.name && s.scope == scope;
-                if !same && (s.scope.is_none() || s.scope == scope) {
-                    v.push(Component {
-                        prog: &s.prog,
-                        set: Some((s.source.rank, s.source.name.as_str())),
-                    });
-                }
-            }
-            v
+        let source = SourceInfo {
+            name: set.source.name.clone(),
+            rank: set.source.rank,
+            trusted: set.source.trusted,
+            path: set.source.path.clone(),
+            hash: set.source.hash.clone(),
         };
-        for l in List::ALL {
-            for r in ir.rules.iter().filter(|r| r.list == l) {
-                for c in check::expand(&ir, r, 0, &aliases) {
-                    if l == List::Allow {
-                        let refusal = own_deny_refusal(&c, &lists[0]).or_else(|| {
-                            self.allow_refusal(&c, &tools, trusted, &set.source, &others)
-                        });
-                        if let Some(reason) = refusal {
-                            if reason == WITHHELD {
-                                withheld.push(c);
-                                grant.refused.push(Refusal {
-                                    rule: c.text.to_string(),
-                                    reason: format!(
-                                        "withheld: the source {} is not trusted",
-                                        set.source.name
-                                    ),
-                                });
-                            } else {
-                                grant.refused.push(Refusal {
-                                    rule: c.text.to_string(),
-                                    reason,
-                                });
-                            }
-                            continue;
+        let expanded = |l: List| -> Vec<CRule<'_>> {
+            ir.rules
+                .iter()
+                .filter(|r| r.list == l)
+                .flat_map(|r| check::expand(&ir, r, 0, &aliases))
+                .collect()
+        };
+
+        // The set's deny and ask rules apply at once, trusted or not.
+        for l in [List::Deny, List::Ask] {
+            for c in expanded(l) {
+                match check::check_rule_detailed(&c, l, &tools, true) {
+                    Ok(()) => {
+                        if let Some(list) = lists.get_mut(l.index()) {
+                            list.push(c);
                         }
-                        grant.granted.push(c.text.to_string());
-                    } else if let Err(e) = check::check_rule_detailed(&c, l, &tools, true) {
-                        grant.refused.push(Refusal {
-                            rule: c.text.to_string(),
-                            reason: e.reference_text,
-                        });
-                        continue;
                     }
-                    if let Some(list) = lists.get_mut(l.index()) {
-                        list.push(c);
-                    }
+                    Err(e) => grant.refused.push(Refusal {
+                        rule: c.text.to_string(),
+                        reason: e.reference_text,
+                    }),
                 }
             }
         }
+        let [deny, ask, _] = &lists;
+        let restrict = Checked {
+            default: Decision::Ask,
+            sources: vec![source.clone()],
+            lists: [deny.clone(), ask.clone(), Vec::new()],
+            withheld: Vec::new(),
+            tools: tools.clone(),
+            aliases: aliases.clone(),
+        };
+        let restrict = match compile::compile(&restrict, Limits::default()) {
+            Ok(p) => p,
+            Err(d) => return refuse_all(&restrict, &d),
+        };
+
+        // What the allow rules are checked against: the policy, the sets a
+        // call of this scope is decided beside (less the one replaced), and
+        // the set's own deny and ask rules.
+        let mut beside: Vec<Component<'_, '_>> = vec![Component {
+            prog: &self.program,
+            set: None,
+        }];
+        for s in &self.sets {
+            let replaced = s.source.name == set.source.name && s.scope == scope;
+            if !replaced && (s.scope.is_none() || s.scope == scope) {
+                beside.push(Component {
+                    prog: &s.prog,
+                    set: Some((s.source.rank, s.source.name.as_str())),
+                });
+            }
+        }
+        beside.push(Component {
+            prog: &restrict,
+            set: Some((set.source.rank, set.source.name.as_str())),
+        });
+        for c in expanded(List::Allow) {
+            match allow_refusal(&c, &tools, &set.source, &beside) {
+                Some(Refused::Withheld) => {
+                    grant.refused.push(Refusal {
+                        rule: c.text.to_string(),
+                        reason: format!("withheld: the source {} is not trusted", set.source.name),
+                    });
+                    withheld.push(c);
+                }
+                Some(Refused::Because(reason)) => grant.refused.push(Refusal {
+                    rule: c.text.to_string(),
+                    reason,
+                }),
+                None => {
+                    grant.granted.push(c.text.to_string());
+                    let [_, _, allow] = &mut lists;
+                    allow.push(c);
+                }
+            }
+        }
+
         let n_rules = lists.iter().map(Vec::len).sum();
         let checked = Checked {
             default: Decision::Ask,
-            sources: vec![SourceInfo {
-                name: set.source.name.clone(),
-                rank: set.source.rank,
-                trusted,
-                path: set.source.path.clone(),
-                hash: set.source.hash.clone(),
-            }],
+            sources: vec![source],
             lists,
             withheld,
             tools,
@@ -410,20 +437,7 @@ impl<'a> Engine<'a> {
         };
         let prog = match compile::compile(&checked, Limits::default()) {
             Ok(p) => p,
-            Err(d) => {
-                // Nothing of a set that does not compile is activated.
-                let reason = format!("toolgate: {}", d.first().message);
-                let mut g = Grant::default();
-                for l in List::ALL {
-                    for c in checked.list(l) {
-                        g.refused.push(Refusal {
-                            rule: c.text.to_string(),
-                            reason: reason.clone(),
-                        });
-                    }
-                }
-                return g;
-            }
+            Err(d) => return refuse_all(&checked, &d),
         };
         let active = ActiveSet {
             scope: scope.clone(),
@@ -440,52 +454,6 @@ impl<'a> Engine<'a> {
             None => self.sets.push(active),
         }
         grant
-    }
-
-    /// Why an allow rule of a grant set is not activated, if it is not.
-    fn allow_refusal(
-        &self,
-        c: &CRule<'_>,
-        tools: &[ToolInfo],
-        trusted: bool,
-        source: &Source,
-        others: &[Component<'_, '_>],
-    ) -> Option<String> {
-        if c.carve {
-            return Some(format!("toolgate: cannot grant a carve-out: {}", c.text));
-        }
-        if let Err(e) = check::check_rule_detailed(c, List::Allow, tools, true) {
-            return Some(e.reference_text);
-        }
-        if !trusted {
-            return Some(WITHHELD.to_string());
-        }
-        for comp in others {
-            let p = comp.prog;
-            for id in bare_deny_candidates(p, c.tool) {
-                if !reached_by_carve(others, p, id) {
-                    return Some(format!(
-                        "denied by {}: a grant never beats a deny",
-                        p.rule_text(id)
-                    ));
-                }
-            }
-        }
-        for comp in others {
-            let p = comp.prog;
-            for id in bare_candidates(p, c.tool, List::Ask) {
-                let s = p.rule(id).source;
-                if p.source_rank(s) > source.rank && !reached_by_carve(others, p, id) {
-                    let name = p.source_name(s);
-                    return Some(if name.is_empty() {
-                        format!("{} outranks the grant", p.rule_text(id))
-                    } else {
-                        format!("{} from {name} outranks the grant", p.rule_text(id))
-                    });
-                }
-            }
-        }
-        None
     }
 
     /// Removes the set of `source` under `scope`.
@@ -557,8 +525,6 @@ impl<'a> Engine<'a> {
     }
 }
 
-const WITHHELD: &str = "\u{0}withheld";
-
 impl Evaluator for Engine<'_> {
     fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
         Engine::decide_batch(self, calls)
@@ -580,24 +546,79 @@ impl Evaluator for Engine<'_> {
     }
 }
 
-/// A bare deny of the set itself that names the allow rule's tool, unless a
-/// carve-out of the set's own deny list (same source, so same rank) reaches it.
-fn own_deny_refusal(c: &CRule<'_>, denies: &[CRule<'_>]) -> Option<String> {
-    if c.carve || c.glob {
-        return None;
+/// Why an allow rule of a grant set is not activated.
+enum Refused {
+    /// The set's source is not trusted: the rule is withheld.
+    Withheld,
+    /// Any other reason, as the text a front shows.
+    Because(String),
+}
+
+/// Why an allow rule of a grant set is not activated, if it is not, in the
+/// order of `spec/policy.md`: it could never fire, its source is untrusted,
+/// a bare deny names its tool, a higher-ranked bare ask names its tool.
+/// `beside` are the programs in force beside the set, its own deny and ask
+/// rules last.
+fn allow_refusal(
+    c: &CRule<'_>,
+    tools: &[ToolInfo],
+    source: &Source,
+    beside: &[Component<'_, '_>],
+) -> Option<Refused> {
+    if c.carve {
+        return Some(Refused::Because(format!(
+            "toolgate: cannot grant a carve-out: {}",
+            c.text
+        )));
     }
-    denies
-        .iter()
-        .filter(|d| !d.carve && d.spec.is_none())
-        .find(|d| {
-            let names = if d.glob {
-                compile::glob_names(d.tool, c.tool)
-            } else {
-                d.tool == c.tool
-            };
-            names && (d.glob || !denies.iter().any(|k| k.carve && k.tool == d.tool))
-        })
-        .map(|d| format!("denied by {}: a grant never beats a deny", d.text))
+    if let Err(e) = check::check_rule_detailed(c, List::Allow, tools, true) {
+        return Some(Refused::Because(e.reference_text));
+    }
+    if !source.trusted {
+        return Some(Refused::Withheld);
+    }
+    for comp in beside {
+        let p = comp.prog;
+        for id in bare_candidates(p, c.tool, List::Deny) {
+            if !reached_by_carve(beside, p, id) {
+                return Some(Refused::Because(format!(
+                    "denied by {}: a grant never beats a deny",
+                    p.rule_text(id)
+                )));
+            }
+        }
+    }
+    for comp in beside {
+        let p = comp.prog;
+        for id in bare_candidates(p, c.tool, List::Ask) {
+            let s = p.rule(id).source;
+            if p.source_rank(s) > source.rank && !reached_by_carve(beside, p, id) {
+                let name = p.source_name(s);
+                return Some(Refused::Because(if name.is_empty() {
+                    format!("{} outranks the grant", p.rule_text(id))
+                } else {
+                    format!("{} from {name} outranks the grant", p.rule_text(id))
+                }));
+            }
+        }
+    }
+    None
+}
+
+/// A grant set that does not compile activates nothing: every rule is
+/// refused with the compiler's first error.
+fn refuse_all(checked: &Checked<'_>, d: &Diagnostics) -> Grant {
+    let reason = format!("toolgate: {}", d.first().message);
+    let mut g = Grant::default();
+    for l in List::ALL {
+        for c in checked.list(l) {
+            g.refused.push(Refusal {
+                rule: c.text.to_string(),
+                reason: reason.clone(),
+            });
+        }
+    }
+    g
 }
 
 /// The bare rules of list `l` that name `tool` in program `p`, in list
@@ -635,10 +656,6 @@ fn bare_candidates(p: &Program<'_>, tool: &str, l: List) -> Vec<u32> {
         }
     }
     out
-}
-
-fn bare_deny_candidates(p: &Program<'_>, tool: &str) -> Vec<u32> {
-    bare_candidates(p, tool, List::Deny)
 }
 
 /// Whether a carve-out of rule `id`'s list, for its exact tool, from a

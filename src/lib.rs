@@ -39,6 +39,7 @@
 //! `ARCHITECTURE.md` is the map of the modules and their invariants;
 //! `spec/policy.md` is the normative semantics.
 
+#![forbid(unsafe_code)]
 #![cfg_attr(
     test,
     allow(

@@ -43,10 +43,9 @@ impl EngineKind {
         registry: &Registry,
     ) -> Result<Box<dyn Evaluator>, crate::Diagnostics> {
         match self {
-            EngineKind::Reference => Err(crate::Diagnostics::one(crate::Diagnostic::new(
-                "internal",
-                "TEMP reference not merged",
-            ))),
+            EngineKind::Reference => Ok(Box::new(crate::reference::Reference::build(
+                policy, registry,
+            )?)),
             EngineKind::Compiled => Ok(Box::new(Engine::build_with(policy, registry)?)),
         }
     }

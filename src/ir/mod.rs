@@ -292,11 +292,11 @@ impl<'a> Ir<'a> {
                 RuleClass::CarveOut,
                 arena.alloc_slice_copy(&[Cond::Spec(arena.alloc_str(pattern))]),
             ),
-            (None, Some(spec)) => (
+            (None, Some(spec)) if !spec.is_empty() => (
                 RuleClass::Fire,
                 arena.alloc_slice_copy(&[Cond::Spec(arena.alloc_str(spec))]),
             ),
-            (None, None) => (RuleClass::Fire, &[]),
+            (None, _) => (RuleClass::Fire, &[]),
         };
         let name = self.names.intern(arena, &r.tool);
         let target = if r.is_glob() {

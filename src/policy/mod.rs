@@ -79,11 +79,12 @@ impl RuleDecl {
         }
     }
 
-    /// The rule's string form: `Tool` or `Tool(spec)`.
+    /// The rule's string form: `Tool` or `Tool(spec)`. A rule built by hand
+    /// with an empty specifier is bare.
     pub fn text(&self) -> String {
-        match &self.spec {
-            Some(s) => format!("{}({s})", self.tool),
-            None => self.tool.clone(),
+        match self.spec.as_deref() {
+            Some(s) if !s.is_empty() => format!("{}({s})", self.tool),
+            _ => self.tool.clone(),
         }
     }
 

@@ -23,8 +23,6 @@ mod decide;
 mod grants;
 
 #[cfg(test)]
-mod corpus;
-#[cfg(test)]
 mod tests;
 
 use crate::check;
