@@ -50,6 +50,7 @@
     )
 )]
 
+pub mod artifact;
 pub mod call;
 pub mod check;
 pub mod compile;

@@ -33,6 +33,56 @@ pub(crate) trait Sink {
     fn wants(&self, id: u32) -> bool;
     /// A candidate whose pattern matched.
     fn offer(&mut self, id: u32);
+    /// Spends `units` of work; `false` when the budget is gone, which stops
+    /// the walk. Sinks without a budget never run out.
+    fn spend(&mut self, _units: u64) -> bool {
+        true
+    }
+}
+
+/// The work a decision may do before it gives up and fails closed.
+///
+/// On tables the compiler wrote, a decision visits each payload, edge and
+/// verification piece at most once per forward node of the walk, so its work
+/// is bounded by the size of the tables plus the square of the value's
+/// length; the budget is a multiple of that. Only tables that were damaged
+/// and resealed (overlapping lists) can exhaust it, and then the subject is
+/// denied rather than decided on a walk of unbounded cost.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: std::cell::Cell<u64>,
+    out: std::cell::Cell<bool>,
+}
+
+impl Budget {
+    pub(crate) fn new(words: u64, value_len: u64) -> Budget {
+        let v = value_len.saturating_add(1);
+        Budget {
+            left: std::cell::Cell::new(
+                words
+                    .saturating_mul(8)
+                    .saturating_add(v.saturating_mul(v).saturating_mul(4))
+                    .saturating_add(4096),
+            ),
+            out: std::cell::Cell::new(false),
+        }
+    }
+
+    pub(crate) fn spend(&self, units: u64) -> bool {
+        let left = self.left.get();
+        if left < units {
+            self.left.set(0);
+            self.out.set(true);
+            return false;
+        }
+        self.left.set(left - units);
+        true
+    }
+
+    /// Whether the budget ran out.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.out.get()
+    }
 }
 
 /// Calls a matcher kind for a specifier the compiler could not lower.
@@ -59,6 +109,9 @@ impl Program<'_> {
         let cb_off = self.w(fm.wrapping_add(FM_CB));
         let cb_len = self.w(fm.wrapping_add(FM_CB + 1));
         for k in 0..cb_len.min(self.n_words()) {
+            if !sink.spend(1) {
+                return;
+            }
             let at = cb_off.wrapping_add(k.wrapping_mul(3));
             let id = self.w(at);
             if sink.wants(id) {
@@ -71,6 +124,9 @@ impl Program<'_> {
         let dfa_off = self.w(fm.wrapping_add(FM_DFA));
         let dfa_len = self.w(fm.wrapping_add(FM_DFA + 1));
         for k in 0..dfa_len.min(self.n_words()) {
+            if !sink.spend(v.len() as u64 + 1) {
+                return;
+            }
             let at = dfa_off.wrapping_add(k.wrapping_mul(2));
             let map = self.w(at.wrapping_add(1));
             match self.dfas.get(self.w(at) as usize) {
@@ -97,6 +153,9 @@ impl Program<'_> {
             return;
         }
         for i in 0..dfa.match_len(state) {
+            if !sink.spend(1) {
+                return;
+            }
             let pid = dfa.match_pattern(state, i).as_u32();
             let id = self.w(map.wrapping_add(pid));
             if sink.wants(id) {
@@ -144,6 +203,9 @@ impl Program<'_> {
         let mut node = root;
         self.visit_sub(node, v, 0, sink);
         for (i, &b) in v.iter().enumerate() {
+            if !sink.spend(1) {
+                return;
+            }
             node = self.child(node, b);
             if node == NONE {
                 return;
@@ -165,6 +227,9 @@ impl Program<'_> {
         let mut r = sub;
         let mut j = v.len();
         while j > plen {
+            if !sink.spend(1) {
+                return;
+            }
             j -= 1;
             let Some(&b) = v.get(j) else { return };
             r = self.child(r, b);
@@ -182,6 +247,9 @@ impl Program<'_> {
         let off = self.w(node.wrapping_add(N_PAY));
         let n = self.w(node.wrapping_add(N_PAY + 1));
         for k in 0..n.min(self.n_words()) {
+            if !sink.spend(1) {
+                return;
+            }
             let at = off.wrapping_add(k.wrapping_mul(2));
             let id = self.w(at);
             if !sink.wants(id) {
@@ -190,7 +258,9 @@ impl Program<'_> {
             let verify = self.w(at.wrapping_add(1));
             if verify != NONE {
                 let window = v.get(plen..v.len().saturating_sub(slen)).unwrap_or(&[]);
-                if !self.verify(verify, window) {
+                if !sink.spend(u64::from(self.w(verify).min(self.n_words())))
+                    || !self.verify(verify, window)
+                {
                     continue;
                 }
             }
@@ -223,6 +293,9 @@ impl Program<'_> {
         let off = self.w(at);
         let n = self.w(at.wrapping_add(1));
         for k in 0..n.min(self.n_words()) {
+            if !sink.spend(1) {
+                return;
+            }
             let id = self.w(off.wrapping_add(k));
             if sink.wants(id) {
                 sink.offer(id);
@@ -235,11 +308,15 @@ impl Program<'_> {
 pub(crate) struct CarveSink<'p, 'a> {
     pub prog: &'p Program<'a>,
     pub max: &'p mut [Option<i64>; 3],
+    pub budget: &'p Budget,
 }
 
 impl Sink for CarveSink<'_, '_> {
-    fn wants(&self, _id: u32) -> bool {
-        true
+    fn wants(&self, id: u32) -> bool {
+        id >= self.prog.n_fire() && id < self.prog.n_rules()
+    }
+    fn spend(&mut self, units: u64) -> bool {
+        self.budget.spend(units)
     }
     fn offer(&mut self, id: u32) {
         let r = self.prog.rule(id);
@@ -261,6 +338,7 @@ pub(crate) struct Allowing<'s> {
 /// The rule pass: the first accepted rule of each list.
 pub(crate) struct RuleSink<'p, 'a> {
     pub prog: &'p Program<'a>,
+    pub budget: &'p Budget,
     pub carve: &'p [Option<i64>; 3],
     pub allowing: &'p [Allowing<'p>],
     pub confined: bool,
@@ -272,6 +350,7 @@ pub(crate) struct RuleSink<'p, 'a> {
 impl<'p, 'a> RuleSink<'p, 'a> {
     pub(crate) fn new(
         prog: &'p Program<'a>,
+        budget: &'p Budget,
         carve: &'p [Option<i64>; 3],
         allowing: &'p [Allowing<'p>],
         confined: bool,
@@ -279,6 +358,7 @@ impl<'p, 'a> RuleSink<'p, 'a> {
     ) -> RuleSink<'p, 'a> {
         RuleSink {
             prog,
+            budget,
             carve,
             allowing,
             confined,
@@ -302,7 +382,15 @@ impl<'p, 'a> RuleSink<'p, 'a> {
 
 impl Sink for RuleSink<'_, '_> {
     #[inline]
+    fn spend(&mut self, units: u64) -> bool {
+        self.budget.spend(units)
+    }
+
+    #[inline]
     fn wants(&self, id: u32) -> bool {
+        if id >= self.prog.n_fire() {
+            return false;
+        }
         let l = self.prog.list_of(id);
         matches!((self.want.get(l), self.best.get(l)), (Some(true), Some(&b)) if id < b)
     }

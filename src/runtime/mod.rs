@@ -18,7 +18,7 @@ pub use program::Program;
 
 use crate::call::{Args, Call, Subject};
 use crate::decision::Decision;
-use eval::{Allowing, CarveSink, RuleSink};
+use eval::{Allowing, Budget, CarveSink, RuleSink};
 use program::{H_NAME_FM, NONE, T_CARVE_FM, T_RULES_FM};
 
 /// One program consulted by a decision: the policy's, or a grant set's.
@@ -143,6 +143,9 @@ pub fn decide_subject(
         }
     }
     let tools: &[u32] = tools;
+    let words: u64 = comps.iter().map(|c| u64::from(c.prog.n_words())).sum();
+    let len = value.map_or(tool.len(), str::len) as u64;
+    let budget = Budget::new(words, len);
 
     // Pass 1: carve-outs.
     let mut carve = [None; 3];
@@ -160,6 +163,7 @@ pub fn decide_subject(
                 &mut CarveSink {
                     prog: c.prog,
                     max: &mut carve,
+                    budget: &budget,
                 },
                 &cb,
             );
@@ -170,7 +174,7 @@ pub fn decide_subject(
     let mut allowing: Vec<Allowing<'_>> = Vec::new();
     for (&t, c) in tools.iter().zip(comps) {
         let Some((rank, name)) = c.set else { continue };
-        let mut sink = RuleSink::new(c.prog, &carve, &[], false, [false, false, true]);
+        let mut sink = RuleSink::new(c.prog, &budget, &carve, &[], false, [false, false, true]);
         run_rules(c.prog, t, tool, value, &mut sink);
         if sink.best[2] != NONE {
             allowing.push(Allowing { rank, name });
@@ -189,7 +193,7 @@ pub fn decide_subject(
         if want == [false, false, false] {
             break;
         }
-        let mut sink = RuleSink::new(c.prog, &carve, &allowing, confined, want);
+        let mut sink = RuleSink::new(c.prog, &budget, &carve, &allowing, confined, want);
         run_rules(c.prog, t, tool, value, &mut sink);
         for (slot, &b) in found.iter_mut().zip(sink.best.iter()) {
             if slot.is_none() && b != NONE {
@@ -201,6 +205,14 @@ pub fn decide_subject(
         }
     }
 
+    if budget.exhausted() {
+        return SubjectResult {
+            decision: Some(Decision::Deny),
+            basis: Basis::Unevaluable(
+                "deciding it took more work than the tables allow: they are damaged".into(),
+            ),
+        };
+    }
     let rule = |d, (comp, id)| SubjectResult {
         decision: Some(d),
         basis: Basis::Rule { comp, id },

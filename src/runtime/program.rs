@@ -147,6 +147,24 @@ impl RuleView {
 }
 
 impl<'a> Program<'a> {
+    /// The same tables, owning everything they borrowed.
+    pub fn into_owned(self) -> Program<'static> {
+        Program {
+            words: Cow::Owned(self.words.into_owned()),
+            bytes: Cow::Owned(self.bytes.into_owned()),
+            dfas: self
+                .dfas
+                .into_iter()
+                .map(|d| match d {
+                    Dfa::Owned(d) => Dfa::Owned(d),
+                    Dfa::Borrowed(d) => Dfa::Owned(d.to_owned()),
+                })
+                .collect(),
+            kinds: self.kinds,
+            splitters: self.splitters,
+        }
+    }
+
     /// Word `i`, or [`NONE`] outside the buffer.
     #[inline]
     pub(crate) fn w(&self, i: u32) -> u32 {
