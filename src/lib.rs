@@ -66,6 +66,7 @@ pub mod reference;
 pub mod registry;
 pub mod runtime;
 pub mod syntax;
+pub mod workload;
 
 pub use call::{Args, Call, Subject};
 pub use decision::{Decision, RuleRef, Verdict};

@@ -168,8 +168,9 @@ impl Section {
 
 /// Writes a program as an artifact.
 pub fn write(p: &Program<'_>) -> Vec<u8> {
+    let words: Vec<u8> = p.words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut sections: Vec<(u32, u32, Cow<'_, [u8]>)> = vec![
-        (SECTION_WORDS, 8, Cow::Borrowed(&p.words)),
+        (SECTION_WORDS, 8, Cow::Owned(words)),
         (SECTION_BYTES, 8, Cow::Borrowed(&p.bytes)),
     ];
     for d in &p.dfas {
@@ -434,6 +435,14 @@ fn section_bytes<'a>(bytes: &'a [u8], s: &Section) -> Result<&'a [u8], LoadError
 ///
 /// A [`LoadError`] naming the check that failed.
 pub fn read<'a>(bytes: &'a [u8], registry: &Registry) -> Result<Program<'a>, LoadError> {
+    let mut p = read_tables(bytes)?;
+    resolve(&mut p, registry)?;
+    Ok(p)
+}
+
+/// Every check of [`read`] but the registry's: the tables, with no kind or
+/// splitter resolved.
+fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
     let h = header(bytes)?;
     check_gaps(bytes, &h)?;
     let mut words = None;
@@ -477,8 +486,8 @@ pub fn read<'a>(bytes: &'a [u8], registry: &Registry) -> Result<Program<'a>, Loa
             )
         })?);
     }
-    let mut p = Program {
-        words: Cow::Borrowed(words),
+    let p = Program {
+        words: words_of(words),
         bytes: Cow::Borrowed(strings),
         dfas,
         kinds: Vec::new(),
@@ -507,8 +516,30 @@ pub fn read<'a>(bytes: &'a [u8], registry: &Registry) -> Result<Program<'a>, Loa
             "the tool hash table runs past the table words",
         ));
     }
-    resolve(&mut p, registry)?;
     Ok(p)
+}
+
+/// The table words: borrowed in place when the section is aligned and the
+/// machine is little-endian, decoded into an owned copy otherwise.
+fn words_of(bytes: &[u8]) -> Cow<'_, [u32]> {
+    if cfg!(target_endian = "little") {
+        if let Ok(words) = bytemuck::try_cast_slice::<u8, u32>(bytes) {
+            return Cow::Borrowed(words);
+        }
+    }
+    Cow::Owned(
+        bytes
+            .chunks_exact(4)
+            .map(|c| {
+                u32::from_le_bytes([
+                    c.first().copied().unwrap_or(0),
+                    c.get(1).copied().unwrap_or(0),
+                    c.get(2).copied().unwrap_or(0),
+                    c.get(3).copied().unwrap_or(0),
+                ])
+            })
+            .collect(),
+    )
 }
 
 /// Checks that nothing but zero padding lies between the section table and
@@ -617,5 +648,123 @@ fn has_callbacks(p: &Program<'_>, t: u32) -> bool {
     [T_RULES_FM, T_CARVE_FM].iter().any(|&f| {
         let fm = p.w(p.tool_at(t).wrapping_add(f));
         fm != NONE && p.w(fm.wrapping_add(FM_CB + 1)) != 0
+    })
+}
+
+/// What `toolgate inspect` shows of an artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inspection {
+    /// The header and section table.
+    pub header: Header,
+    /// The artifact's length in bytes.
+    pub len: usize,
+    /// What applies when no rule decides.
+    pub default: crate::Decision,
+    /// The sources, in merge order.
+    pub sources: Vec<crate::Source>,
+    /// Firing rules per list (deny, ask, allow), carve-outs, withheld rules.
+    pub counts: RuleCounts,
+    /// The tools the tables know.
+    pub tools: Vec<ToolSummary>,
+}
+
+/// Rule counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuleCounts {
+    /// Deny rules.
+    pub deny: usize,
+    /// Ask rules.
+    pub ask: usize,
+    /// Allow rules.
+    pub allow: usize,
+    /// Carve-outs, in any list.
+    pub carve_outs: usize,
+    /// Allow rules of untrusted sources, never evaluated.
+    pub withheld: usize,
+}
+
+/// One tool of the tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSummary {
+    /// Its name.
+    pub name: String,
+    /// The argument member its matcher reads.
+    pub field: Option<String>,
+    /// Its matcher kind.
+    pub kind: Option<String>,
+    /// Its splitter.
+    pub split: Option<String>,
+    /// Its rules: firing rules per list, and carve-outs.
+    pub counts: RuleCounts,
+}
+
+/// Validates an artifact and summarises it: header, sections, sources,
+/// tools and rule counts. Kinds and splitters need not be supplied.
+///
+/// # Errors
+///
+/// As [`read`], except that missing kinds and splitters are not an error.
+pub fn inspect(bytes: &[u8]) -> Result<Inspection, LoadError> {
+    let header = header(bytes)?;
+    let p = read_tables(bytes)?;
+    let mut tools: Vec<ToolSummary> = (0..p.n_tools())
+        .map(|t| ToolSummary {
+            name: p.tool_name(t).to_string(),
+            field: p.tool_field(t).map(str::to_string),
+            kind: p.tool_kind(t).map(str::to_string),
+            split: p.tool_split(t).map(str::to_string),
+            counts: RuleCounts::default(),
+        })
+        .collect();
+    let mut counts = RuleCounts {
+        withheld: p.withheld().len(),
+        ..RuleCounts::default()
+    };
+    for id in 0..p.n_rules().min(p.n_words()) {
+        let r = p.rule(id);
+        let tool = p.rule_tool(id).to_string();
+        let bump = |c: &mut RuleCounts| {
+            if id >= p.n_fire() {
+                c.carve_outs += 1;
+            } else {
+                match r.list() {
+                    crate::List::Deny => c.deny += 1,
+                    crate::List::Ask => c.ask += 1,
+                    crate::List::Allow => c.allow += 1,
+                }
+            }
+        };
+        bump(&mut counts);
+        match tools.iter_mut().find(|t| t.name == tool) {
+            Some(t) => bump(&mut t.counts),
+            None => {
+                let mut t = ToolSummary {
+                    name: tool,
+                    field: None,
+                    kind: None,
+                    split: None,
+                    counts: RuleCounts::default(),
+                };
+                bump(&mut t.counts);
+                tools.push(t);
+            }
+        }
+    }
+    let sources = (0..p.n_sources().min(p.n_words()))
+        .map(|i| crate::Source {
+            name: p.source_name(i).to_string(),
+            rank: p.source_rank(i),
+            trusted: p.source_trusted(i),
+            path: p.source_path(i).to_string(),
+            hash: p.source_hash(i).to_string(),
+        })
+        .collect();
+    Ok(Inspection {
+        header,
+        len: bytes.len(),
+        default: p.default_decision(),
+        sources,
+        counts,
+        tools,
     })
 }

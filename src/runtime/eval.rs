@@ -38,6 +38,28 @@ pub(crate) trait Sink {
     fn spend(&mut self, _units: u64) -> bool {
         true
     }
+    /// Given an id the sink does not want, the smallest larger id it might
+    /// want, or `None` when it wants no larger id. Payload lists are sorted
+    /// by id, so a walk skips to it by binary search instead of visiting
+    /// every candidate of a list whose first rule is already found.
+    fn next_wanted(&self, id: u32) -> Option<u32> {
+        id.checked_add(1)
+    }
+}
+
+/// The position in the sorted id list `ids(k)`, `k < n`, of the first id no
+/// smaller than `target`, searching from `from`.
+fn seek(from: u32, n: u32, target: u32, ids: impl Fn(u32) -> u32) -> u32 {
+    let (mut lo, mut hi) = (from, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if ids(mid) < target {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// The work a decision may do before it gives up and fails closed.
@@ -245,14 +267,21 @@ impl Program<'_> {
     #[inline]
     fn emit(&self, node: u32, v: &[u8], plen: usize, slen: usize, sink: &mut impl Sink) {
         let off = self.w(node.wrapping_add(N_PAY));
-        let n = self.w(node.wrapping_add(N_PAY + 1));
-        for k in 0..n.min(self.n_words()) {
+        let n = self.w(node.wrapping_add(N_PAY + 1)).min(self.n_words());
+        let id_at = |k: u32| self.w(off.wrapping_add(k.wrapping_mul(2)));
+        let mut k = 0;
+        while k < n {
             if !sink.spend(1) {
                 return;
             }
             let at = off.wrapping_add(k.wrapping_mul(2));
             let id = self.w(at);
+            k += 1;
             if !sink.wants(id) {
+                match sink.next_wanted(id) {
+                    Some(target) => k = seek(k, n, target, id_at),
+                    None => return,
+                }
                 continue;
             }
             let verify = self.w(at.wrapping_add(1));
@@ -291,14 +320,22 @@ impl Program<'_> {
     pub(crate) fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
         let at = self.tool_at(tool).wrapping_add(T_ALWAYS);
         let off = self.w(at);
-        let n = self.w(at.wrapping_add(1));
-        for k in 0..n.min(self.n_words()) {
+        let n = self.w(at.wrapping_add(1)).min(self.n_words());
+        let id_at = |k: u32| self.w(off.wrapping_add(k));
+        let mut k = 0;
+        while k < n {
             if !sink.spend(1) {
                 return;
             }
-            let id = self.w(off.wrapping_add(k));
+            let id = id_at(k);
+            k += 1;
             if sink.wants(id) {
                 sink.offer(id);
+            } else {
+                match sink.next_wanted(id) {
+                    Some(target) => k = seek(k, n, target, id_at),
+                    None => return,
+                }
             }
         }
     }
@@ -384,6 +421,25 @@ impl Sink for RuleSink<'_, '_> {
     #[inline]
     fn spend(&mut self, units: u64) -> bool {
         self.budget.spend(units)
+    }
+
+    fn next_wanted(&self, id: u32) -> Option<u32> {
+        // Ids run deny, ask, allow: past the best of a list, the next id
+        // worth a look is the first of a later list still wanted.
+        let nd = self.prog.h(H_N_DENY);
+        let na = self.prog.h(H_N_ASK);
+        let starts = [0, nd, nd.saturating_add(na)];
+        let l = if id >= self.prog.n_fire() {
+            3
+        } else {
+            self.prog.list_of(id)
+        };
+        (l + 1..3).find_map(|m| {
+            let start = *starts.get(m)?;
+            let wanted = self.want.get(m).copied().unwrap_or(false)
+                && self.best.get(m).is_some_and(|&b| b > start);
+            wanted.then_some(start.max(id.saturating_add(1)))
+        })
     }
 
     #[inline]

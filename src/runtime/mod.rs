@@ -120,6 +120,19 @@ pub fn decide_subject(
     confined: bool,
     constraint: bool,
 ) -> SubjectResult {
+    decide_subject_at(comps, tool, None, args, confined, constraint)
+}
+
+/// As [`decide_subject`], with the tool's record in the first component when
+/// the caller has already looked it up.
+fn decide_subject_at(
+    comps: &[Component<'_, '_>],
+    tool: &str,
+    first: Option<u32>,
+    args: &Args,
+    confined: bool,
+    constraint: bool,
+) -> SubjectResult {
     if let Some(e) = args.error() {
         return SubjectResult {
             decision: Some(Decision::Deny),
@@ -136,8 +149,11 @@ pub fn decide_subject(
         &mut large
     };
     let mut value: Option<&str> = None;
-    for (slot, c) in tools.iter_mut().zip(comps) {
-        *slot = c.prog.find_tool(tool).unwrap_or(NONE);
+    for (i, (slot, c)) in tools.iter_mut().zip(comps).enumerate() {
+        *slot = match (i, first) {
+            (0, Some(t)) => t,
+            _ => c.prog.find_tool(tool).unwrap_or(NONE),
+        };
         if value.is_none() && *slot != NONE {
             value = c.prog.tool_field(*slot).and_then(|f| args.str_member(f));
         }
@@ -272,12 +288,24 @@ pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
         return CallResult::unevaluable(format!("its arguments could not be read: {e}"));
     }
     let confined = call.confined.is_some();
-    let splitter = comps.iter().find_map(|c| {
-        let t = c.prog.find_tool(&call.tool)?;
-        c.prog.splitters.get(t as usize).cloned().flatten()
+    let first = comps.first().and_then(|c| c.prog.find_tool(&call.tool));
+    let splitter = comps.iter().enumerate().find_map(|(i, c)| {
+        let t = if i == 0 {
+            first?
+        } else {
+            c.prog.find_tool(&call.tool)?
+        };
+        c.prog.splitters.get(t as usize)?.as_ref()
     });
     let Some(splitter) = splitter else {
-        let r = decide_subject(comps, &call.tool, &call.args, confined, false);
+        let r = decide_subject_at(
+            comps,
+            &call.tool,
+            Some(first.unwrap_or(NONE)),
+            &call.args,
+            confined,
+            false,
+        );
         return CallResult {
             decision: r.decision.unwrap_or(Decision::Deny),
             basis: r.basis,
