@@ -84,15 +84,20 @@ impl Args {
     /// included), arguments that are not an object, and unreadable arguments
     /// all give `None`.
     pub fn str_member(&self, field: &str) -> Option<&str> {
+        self.str_member_bytes(field.as_bytes())
+    }
+
+    /// [`Args::str_member`] with the member's name as bytes.
+    pub fn str_member_bytes(&self, field: &[u8]) -> Option<&str> {
         let obj = self.value.as_ref().ok()?.as_object()?;
         // Calls carry a handful of members: comparing keys is cheaper than
         // hashing the field name.
         let v = if obj.len() <= 8 {
             obj.iter()
-                .find(|(k, _)| k.as_str() == field)
+                .find(|(k, _)| k.as_bytes() == field)
                 .map(|(_, v)| v)?
         } else {
-            obj.get(field)?
+            obj.get(std::str::from_utf8(field).ok()?)?
         };
         v.as_str()
     }

@@ -277,7 +277,7 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
     let slots_at = w.words.len();
     w.words.resize(slots_at + cap, 0);
     for (i, name) in names.iter().enumerate() {
-        let mut slot = (fnv1a(name.as_bytes()) as usize) & (cap - 1);
+        let mut slot = (name_hash(name.as_bytes()) as usize) & (cap - 1);
         while w.words.get(slots_at + slot).copied().unwrap_or(0) != 0 {
             slot = (slot + 1) & (cap - 1);
         }

@@ -150,16 +150,19 @@ fn decide_subject_at(
     };
     let mut value: Option<&str> = None;
     for (i, (slot, c)) in tools.iter_mut().zip(comps).enumerate() {
+        let view = c.prog.view();
         *slot = match (i, first) {
             (0, Some(t)) => t,
-            _ => c.prog.find_tool(tool).unwrap_or(NONE),
+            _ => view.find_tool(tool).unwrap_or(NONE),
         };
         if value.is_none() && *slot != NONE {
-            value = c.prog.tool_field(*slot).and_then(|f| args.str_member(f));
+            value = view
+                .tool_field(*slot)
+                .and_then(|f| args.str_member_bytes(f));
         }
     }
     let tools: &[u32] = tools;
-    let words: u64 = comps.iter().map(|c| u64::from(c.prog.n_words())).sum();
+    let words: u64 = comps.iter().map(|c| c.prog.words.len() as u64).sum();
     let len = value.map_or(tool.len(), str::len) as u64;
     let budget = Budget::new(words, len);
 
@@ -170,19 +173,21 @@ fn decide_subject_at(
             if t == NONE {
                 continue;
             }
-            let fm = c.prog.w(c.prog.tool_at(t).wrapping_add(T_CARVE_FM));
+            let view = c.prog.view();
+            let fm = view
+                .tool(t)
+                .and_then(|r| r.get(T_CARVE_FM as usize).copied())
+                .unwrap_or(NONE);
+            if fm == NONE {
+                continue;
+            }
             let cb = callback(c.prog);
-            c.prog.walk(
-                fm,
-                t,
-                v,
-                &mut CarveSink {
-                    prog: c.prog,
-                    max: &mut carve,
-                    budget: &budget,
-                },
-                &cb,
-            );
+            let mut sink = CarveSink {
+                view,
+                max: &mut carve,
+                budget: &budget,
+            };
+            view.walk(&c.prog.dfas, fm, t, v, &mut sink, &cb);
         }
     }
 
@@ -190,7 +195,14 @@ fn decide_subject_at(
     let mut allowing: Vec<Allowing<'_>> = Vec::new();
     for (&t, c) in tools.iter().zip(comps) {
         let Some((rank, name)) = c.set else { continue };
-        let mut sink = RuleSink::new(c.prog, &budget, &carve, &[], false, [false, false, true]);
+        let mut sink = RuleSink::new(
+            c.prog.view(),
+            &budget,
+            &carve,
+            &[],
+            false,
+            [false, false, true],
+        );
         run_rules(c.prog, t, tool, value, &mut sink);
         if sink.best[2] != NONE {
             allowing.push(Allowing { rank, name });
@@ -209,7 +221,7 @@ fn decide_subject_at(
         if want == [false, false, false] {
             break;
         }
-        let mut sink = RuleSink::new(c.prog, &budget, &carve, &allowing, confined, want);
+        let mut sink = RuleSink::new(c.prog.view(), &budget, &carve, &allowing, confined, want);
         run_rules(c.prog, t, tool, value, &mut sink);
         for (slot, &b) in found.iter_mut().zip(sink.best.iter()) {
             if slot.is_none() && b != NONE {
@@ -269,16 +281,22 @@ fn run_rules(
     value: Option<&str>,
     sink: &mut RuleSink<'_, '_>,
 ) {
+    let view = sink.view;
     if t == NONE {
         let fm = prog.h(H_NAME_FM);
-        prog.walk(fm, NONE, tool, sink, &|_, _, _| false);
+        view.walk(&prog.dfas, fm, NONE, tool, sink, &|_, _, _| false);
         return;
     }
-    prog.offer_always(t, sink);
+    view.offer_always(t, sink);
     if let Some(v) = value {
-        let fm = prog.w(prog.tool_at(t).wrapping_add(T_RULES_FM));
-        let cb = callback(prog);
-        prog.walk(fm, t, v, sink, &cb);
+        let fm = view
+            .tool(t)
+            .and_then(|r| r.get(T_RULES_FM as usize).copied())
+            .unwrap_or(NONE);
+        if fm != NONE {
+            let cb = callback(prog);
+            view.walk(&prog.dfas, fm, t, v, sink, &cb);
+        }
     }
 }
 
