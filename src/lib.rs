@@ -64,6 +64,7 @@ pub mod quote;
 pub mod reference;
 pub mod registry;
 pub mod runtime;
+pub mod shell;
 pub mod syntax;
 
 pub use call::{Args, Call, Subject};
