@@ -587,7 +587,9 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             continue;
         }
         // A word.
-        if c == Some(b'#') {
+        if matches!(c, Some(b'#' | b'{')) {
+            // A comment, or a brace that may open a group or name a
+            // descriptor (`{fd}>f`): the parser's.
             return None;
         }
         let first = words == 0;
@@ -595,6 +597,7 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             text.push(' ');
         }
         let w0 = text.len();
+        let i0 = i;
         let mut quoted = false;
         loop {
             match b.get(i).copied() {
@@ -621,6 +624,10 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
                 None => break,
                 Some(_) => return None,
             }
+        }
+        if i == i0 {
+            // `(`, `)`: not a word the quick path reads.
+            return None;
         }
         if text.len() == w0 {
             text.push_str("''");
@@ -1491,7 +1498,14 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         let strip_tabs = op == Op::HereDoc && self.b.get(end.saturating_sub(1)) == Some(&b'-');
         self.pos = end;
         self.skip_blanks();
-        if self.peek_tok().0 != Tok::Word {
+        // The target is a word even where it looks like a redirect
+        // (`2>&1>f` is `2>&1` then `>f`).
+        let word_here = match self.peek() {
+            None => false,
+            Some(b'<' | b'>') => self.at(self.pos + 1).0 == Some(b'('),
+            Some(c) => !is_meta(c),
+        };
+        if !word_here {
             let what = self.src.get(start..end).unwrap_or("");
             if self.pos >= self.b.len() {
                 return Err(self.syntax(format!("a redirect has no target: `{}`", snippet(what))));
@@ -1716,7 +1730,10 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     if !eq_seen {
                         eq_seen = true;
                         let lhs = self.b.get(r0..self.pos - 1).unwrap_or(&[]);
-                        if f & (QUOTED | COMPUTED) == 0 && is_assign_lhs(lhs) {
+                        if f & (QUOTED | PARAM | SUBST | ARITH) == 0 && is_assign_lhs(lhs) {
+                            // A subscript's brackets are not a glob, and an
+                            // assignment's value is never globbed.
+                            f &= !(GLOB | BRACE);
                             if mode == Mode::Assign {
                                 f |= ASSIGN;
                             }
@@ -2144,11 +2161,11 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             if let Some(v) = decoded {
                 bytes.push((v & 0xff) as u8);
             }
-            if nul {
-                // bash ends the string at a NUL; the rest is still read.
-                if let Some(i) = bytes.iter().position(|&b| b == 0) {
-                    bytes.truncate(i);
-                }
+        }
+        if nul {
+            // bash ends the string at a NUL; the rest was still read.
+            if let Some(i) = bytes.iter().position(|&b| b == 0) {
+                bytes.truncate(i);
             }
         }
         let s = String::from_utf8_lossy(&bytes);
