@@ -398,7 +398,7 @@ pub(super) fn snippet(s: &str) -> String {
         match c {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
-            '`' => out.push('\''),
+            '`' => out.push_str("\\`"),
             c if is_invisible_or_bidi(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
@@ -712,14 +712,20 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     fn unexpected(&self) -> ShellError {
         let rest = self.src.get(self.pos..).unwrap_or("");
         if rest.is_empty() {
-            let start = self.src.len().saturating_sub(24);
-            let start = (start..=self.src.len())
-                .find(|&i| self.src.is_char_boundary(i))
-                .unwrap_or(self.src.len());
-            return self.syntax(format!(
-                "the command ends too early: `{}`",
-                snippet(self.src.get(start..).unwrap_or(""))
-            ));
+            // The end of what was written, from a word's start.
+            let n = self.src.chars().count();
+            let tail = if n <= 24 {
+                snippet(self.src)
+            } else {
+                let from = self.src.char_indices().rev().nth(23).map_or(0, |(i, _)| i);
+                let from = self
+                    .src
+                    .get(from..)
+                    .and_then(|t| t.find(' ').map(|k| from + k + 1))
+                    .unwrap_or(from);
+                format!("…{}", snippet(self.src.get(from..).unwrap_or("")))
+            };
+            return self.syntax(format!("the command ends too early: `{tail}`"));
         }
         let tok: String = rest
             .chars()
@@ -1801,10 +1807,8 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         let start = self.pos;
         let (_, j) = self.at(self.pos + 1);
         self.pos = j + 1;
-        self.enter()?;
-        let r = self.list(S_RPAREN).and_then(|_| self.expect_rparen());
-        self.leave();
-        r?;
+        self.list(S_RPAREN)?;
+        self.expect_rparen()?;
         self.push_raw(start);
         *f |= SUBST;
         Ok(())
@@ -1848,18 +1852,20 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             Some(b'(') => {
                 let (n2, k) = self.at(j + 1);
                 let mark = self.out.buf.len();
-                self.enter()?;
-                let r = if n2 == Some(b'(') && self.looks_arith(k + 1) {
+                if n2 == Some(b'(') && self.looks_arith(k + 1) {
                     *f |= ARITH;
                     self.pos = k + 1;
-                    self.arith_body(f, start)
+                    self.enter()?;
+                    let r = self.arith_body(f, start);
+                    self.leave();
+                    r?;
                 } else {
+                    // The list counts the level.
                     *f |= SUBST;
                     self.pos = j + 1;
-                    self.list(S_RPAREN).and_then(|_| self.expect_rparen())
-                };
-                self.leave();
-                r?;
+                    self.list(S_RPAREN)?;
+                    self.expect_rparen()?;
+                }
                 self.out.buf.truncate(mark);
                 self.push_raw(start);
             }
@@ -2204,10 +2210,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         *f |= SUBST;
         let text = String::from_utf8(inner).map_err(|_| self.unterminated("backquote", start))?;
         let mark = self.out.buf.len();
-        self.enter()?;
-        let r = Parser::new(&text, &mut *self.out).program();
-        self.leave();
-        r?;
+        Parser::new(&text, &mut *self.out).program()?;
         self.out.buf.truncate(mark);
         self.push_raw(start);
         Ok(())
@@ -2217,9 +2220,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// a source of its own.
     pub(super) fn nested(&mut self, text: &str) -> Res<()> {
         let mark = self.out.buf.len();
-        self.enter()?;
         let r = Parser::new(text, &mut *self.out).program();
-        self.leave();
         self.out.buf.truncate(mark);
         r
     }
