@@ -65,6 +65,7 @@ pub mod quote;
 pub mod reference;
 pub mod registry;
 pub mod runtime;
+pub mod shell;
 pub mod syntax;
 pub mod workload;
 

@@ -149,11 +149,13 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in kinds: `prefix` and `glob`.
+    /// The built-in kinds, `prefix` and `glob`, and the splitter `shell`
+    /// ([`crate::shell::ShellSplitter`] with its default configuration).
     pub fn builtin() -> Registry {
         let mut r = Registry::default();
         r.add_kind(Arc::new(PrefixKind));
         r.add_kind(Arc::new(GlobKind));
+        r.add_splitter("shell", Arc::new(crate::shell::ShellSplitter::default()));
         r
     }
 
