@@ -156,6 +156,8 @@ pub struct Call {
     pub confined: Option<String>,
     /// The grant scope the call is decided under; `None` for no scope.
     pub scope: Option<String>,
+    /// The directory the call runs in, for matcher kinds that read paths.
+    pub cwd: Option<String>,
 }
 
 impl Call {
@@ -168,6 +170,7 @@ impl Call {
             call_id: String::new(),
             confined: None,
             scope: None,
+            cwd: None,
         }
     }
 
@@ -225,10 +228,11 @@ impl Call {
         let run_id = text(&mut m, "run_id")?.unwrap_or_default();
         let confined = text(&mut m, "confined")?;
         let scope = text(&mut m, "scope")?;
+        let cwd = text(&mut m, "cwd")?;
         if tool_key == "tool" {
             if let Some(k) = m.keys().next() {
                 return Err(format!(
-                    "unknown member `{k}` in a call; a call has `tool`, `args`, `run_id`, `call_id`, `confined` and `scope`"
+                    "unknown member `{k}` in a call; a call has `tool`, `args`, `run_id`, `call_id`, `confined`, `scope` and `cwd`"
                 ));
             }
         }
@@ -239,6 +243,7 @@ impl Call {
             call_id,
             confined,
             scope,
+            cwd,
         })
     }
 }

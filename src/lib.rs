@@ -74,4 +74,4 @@ pub use decision::{Decision, RuleRef, Verdict};
 pub use diag::{Diagnostic, Diagnostics, Location, Span};
 pub use engine::{Engine, Evaluator, Grant, Refusal};
 pub use policy::{List, Policy, RuleDecl, RuleLists, RuleSet, Source};
-pub use registry::{Lowering, MatcherKind, Pattern, Registry, Splitter};
+pub use registry::{CallContext, Lowering, MatcherKind, Pattern, Registry, Splitter};

@@ -395,6 +395,7 @@ fn call(rng: &mut Rng, rules: &[WorkloadRule]) -> Call {
         call_id: String::new(),
         confined: None,
         scope: None,
+        cwd: None,
     }
 }
 
