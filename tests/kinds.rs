@@ -8,6 +8,8 @@
     clippy::panic
 )]
 
+mod common;
+
 use std::borrow::Cow;
 use std::sync::Arc;
 use toolgate::reference::Reference;
@@ -61,44 +63,9 @@ impl MatcherKind for Paths {
     }
 }
 
-/// Every specifier on the callback path.
-#[derive(Debug)]
-struct Contains;
-
-impl MatcherKind for Contains {
-    fn name(&self) -> &str {
-        "contains"
-    }
-    fn lower(&self, _: &str) -> Result<Lowering, String> {
-        Ok(Lowering::Callback)
-    }
-    fn matches(&self, spec: &str, value: &str) -> bool {
-        value.contains(spec)
-    }
-}
-
-/// Specifiers as regular expressions.
-#[derive(Debug)]
-struct Regex;
-
-impl MatcherKind for Regex {
-    fn name(&self) -> &str {
-        "regex"
-    }
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
-        Ok(Lowering::Patterns(vec![Pattern::Regex(spec.to_string())]))
-    }
-    fn matches(&self, spec: &str, value: &str) -> bool {
-        regex_automata::dfa::regex::Regex::new(&format!("^(?:{spec})$"))
-            .is_ok_and(|r| r.is_match(value))
-    }
-}
-
 fn registry() -> Registry {
-    let mut r = Registry::builtin();
+    let mut r = common::registry();
     r.add_kind(Arc::new(Paths));
-    r.add_kind(Arc::new(Contains));
-    r.add_kind(Arc::new(Regex));
     r
 }
 

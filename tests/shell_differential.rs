@@ -26,24 +26,7 @@ use brush_parser::ast;
 use brush_parser::word::WordPiece;
 use brush_parser::{Parser, ParserOptions, SourceInfo};
 use toolgate::shell::{split_command, Kind, Piece, ShellConfig};
-
-/// xorshift64: the same cases on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-}
+use toolgate::workload::Rng;
 
 const PROGRAMS: &[&str] = &[
     "git", "ls", "rm", "echo", "cat", "grep", "/bin/rm", "./run", "r''m", "\"rm\"", "\\rm",
@@ -87,10 +70,10 @@ const SEPARATORS: &[&str] = &[" && ", " || ", " | ", " |& ", "; ", " & ", "\n", 
 fn simple(rng: &mut Rng, depth: u32) -> String {
     let mut s = String::new();
     if rng.below(4) == 0 {
-        s.push_str(rng.pick(WRAPPERS));
+        s.push_str(rng.pick_str(WRAPPERS));
         s.push(' ');
     }
-    s.push_str(rng.pick(PROGRAMS));
+    s.push_str(rng.pick_str(PROGRAMS));
     for _ in 0..rng.below(4) {
         s.push(' ');
         match rng.below(10) {
@@ -112,11 +95,11 @@ fn simple(rng: &mut Rng, depth: u32) -> String {
             3 if depth > 0 => {
                 // Backquotes cannot nest without escapes; keep them flat.
                 s.push('`');
-                s.push_str(rng.pick(PROGRAMS));
+                s.push_str(rng.pick_str(PROGRAMS));
                 s.push_str(" x`");
             }
-            4 => s.push_str(rng.pick(REDIRECTS)),
-            _ => s.push_str(rng.pick(ARGS)),
+            4 => s.push_str(rng.pick_str(REDIRECTS)),
+            _ => s.push_str(rng.pick_str(ARGS)),
         }
     }
     s
@@ -155,7 +138,7 @@ fn command(rng: &mut Rng, depth: u32) -> String {
 fn list(rng: &mut Rng, depth: u32) -> String {
     let mut s = command(rng, depth);
     for _ in 0..rng.below(3) {
-        s.push_str(rng.pick(SEPARATORS));
+        s.push_str(rng.pick_str(SEPARATORS));
         s.push_str(&command(rng, depth));
     }
     s
@@ -330,7 +313,7 @@ fn uncovered(found: &[Found], pieces: &[Piece]) -> Vec<String> {
 #[test]
 fn every_simple_command_brush_finds_is_a_subject() {
     let cfg = ShellConfig::default();
-    let mut rng = Rng(0x05ee_d0f5_be11_u64);
+    let mut rng = Rng::new(0x05ee_d0f5_be11_u64);
     let n = 20_000;
     let (mut parsed, mut errors, mut brush_rejects, mut commands) = (0, 0, 0, 0);
     let mut failures = Vec::new();

@@ -694,22 +694,6 @@ fn splitter_subjects() {
     );
 }
 
-/// A tiny xorshift generator, so that the cases below are the same on
-/// every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[(self.next() % xs.len() as u64) as usize]
-    }
-}
-
 /// The quick path gives exactly what the parser gives, whenever it answers.
 #[test]
 fn quick_path_agrees_with_the_parser() {
@@ -779,14 +763,14 @@ fn quick_path_agrees_with_the_parser() {
         "%",
         "^",
     ];
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = crate::workload::Rng::new(0x9e37_79b9_7f4a_7c15);
     let mut quick = 0;
     for _ in 0..20_000 {
-        let n = 1 + rng.next() % 8;
+        let n = 1 + rng.next_u64() % 8;
         let mut cmd = String::new();
         for _ in 0..n {
-            cmd.push_str(rng.pick(&atoms));
-            if rng.next() % 3 != 0 {
+            cmd.push_str(rng.pick_str(&atoms));
+            if rng.next_u64() % 3 != 0 {
                 cmd.push(' ');
             }
         }
@@ -872,10 +856,10 @@ fn arbitrary_input_never_panics() {
         "2>&1",
         "> f",
     ];
-    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut rng = crate::workload::Rng::new(0x1234_5678_9abc_def1);
     for _ in 0..20_000 {
-        let n = 1 + rng.next() % 14;
-        let cmd: String = (0..n).map(|_| rng.pick(&atoms)).collect();
+        let n = 1 + rng.next_u64() % 14;
+        let cmd: String = (0..n).map(|_| rng.pick_str(&atoms)).collect();
         if let Ok(p) = split_command(&cmd, &cfg) {
             assert!(!p.is_empty(), "{cmd:?}");
             let units = p.iter().filter(|p| p.kind != Kind::Constraint).count();
