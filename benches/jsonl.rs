@@ -9,7 +9,8 @@
 //!   borrowed from the line when they hold no escape. The matcher's field is
 //!   then found among those.
 //! * `render_direct`: the verdict line written straight into a reused
-//!   buffer, with the same bytes as `Verdict::to_json().to_string()`.
+//!   buffer, with the same bytes as `Verdict::to_json().to_string()`. The
+//!   CLI now does this (`write_verdict` in `main.rs`).
 //!
 //! The runtime cannot yet decide on a tool name and a field's string without
 //! an `Args` holding a `Value` (the walk over the tables is crate-private), so
