@@ -223,6 +223,19 @@ fn measure<O>(
     )
 }
 
+/// The outcomes of the calls timed (`0..timed.len()`), then those of the
+/// calls of `extra` beyond them, decided untimed.
+fn with_carves<O>(
+    timed: Vec<O>,
+    extra: &[usize],
+    mut f: impl FnMut(usize) -> O,
+) -> Vec<(usize, O)> {
+    let n = timed.len();
+    let mut out: Vec<(usize, O)> = timed.into_iter().enumerate().collect();
+    out.extend(extra.iter().filter(|&&i| i >= n).map(|&i| (i, f(i))));
+    out
+}
+
 // ---------------------------------------------------------------- Cedar --
 
 struct Cedar {
@@ -399,10 +412,11 @@ struct Opts {
     calls: usize,
     budget: Duration,
     rego_max: usize,
+    seed: u64,
 }
 
 fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
-    let w = Workload::generate(n, o.calls, 42);
+    let w = Workload::generate(n, o.calls, o.seed);
     let merged = Merged::from(&w).unwrap_or_else(|e| panic!("not translatable: {e}"));
     let default = Decision::from_any_name(w.document["default"].as_str().unwrap()).unwrap();
     let calls = &w.calls;
@@ -438,10 +452,33 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
         note: " (same engine)".into(),
     });
 
+    // How many calls a carve-out's pattern matches: the calls on which the
+    // translations of carve-outs are put to the test. Every engine decides
+    // these too, beyond the calls it was timed on.
+    let carve_calls: Vec<usize> = (0..calls.len())
+        .filter(|&i| {
+            let c = &calls[i];
+            merged.rules.iter().any(|r| {
+                let (Some(spec), Some(m)) = (&r.spec, merged.matchers.get(&r.tool)) else {
+                    return false;
+                };
+                r.carve
+                    && r.tool == c.tool
+                    && c.args
+                        .str_member(&m.field)
+                        .is_some_and(|v| match m.kind.as_str() {
+                            "glob" => toolgate::reference::glob_spec_matches(spec, v),
+                            _ => toolgate::reference::prefix_matches(spec, v),
+                        })
+            })
+        })
+        .collect();
+    let meets_carve = carve_calls.len();
     let mut disagreements = 0usize;
-    let mut check = |name: &str, outcomes: &[Outcome], problems: &mut Vec<String>| {
+    let mut check = |name: &str, outcomes: &[(usize, Outcome)], problems: &mut Vec<String>| {
         let mut bad = 0;
-        for (i, got) in outcomes.iter().enumerate() {
+        for (i, got) in outcomes {
+            let i = *i;
             if *got != truth[i] {
                 bad += 1;
                 if bad <= 5 {
@@ -457,9 +494,10 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
         }
         disagreements += bad;
         let line = format!(
-            "{name}: {}/{} calls agree on decision and cited rule",
+            "{name}: {}/{} calls agree on decision and cited rule ({} of them matched by a carve-out)",
             outcomes.len() - bad,
-            outcomes.len()
+            outcomes.len(),
+            outcomes.iter().filter(|(i, _)| carve_calls.contains(i)).count()
         );
         problems.push(line);
     };
@@ -467,6 +505,10 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
     // The reference.
     let (reference, b) = build(|| Reference::build(&w.policy(), &Registry::builtin()).unwrap());
     let (t, outs) = measure(calls.len(), 3, o.budget, 64, clock, |i| {
+        let v = reference.would(&calls[i]);
+        (v.decision, v.rule.map(|r| (r.text, r.source)))
+    });
+    let outs = with_carves(outs, &carve_calls, |i| {
         let v = reference.would(&calls[i]);
         (v.decision, v.rule.map(|r| (r.text, r.source)))
     });
@@ -491,7 +533,11 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
     let (t, outs) = measure(calls.len(), 3, o.budget, 32, clock, |i| {
         cedar.decide(&requests[i], default)
     });
-    let outs: Vec<Outcome> = outs.into_iter().map(|x| cite(&merged, x)).collect();
+    let outs = with_carves(outs, &carve_calls, |i| cedar.decide(&requests[i], default));
+    let outs: Vec<(usize, Outcome)> = outs
+        .into_iter()
+        .map(|(i, x)| (i, cite(&merged, x)))
+        .collect();
     check("Cedar", &outs, &mut problems);
     rows.push(Row {
         engine: format!(
@@ -517,7 +563,13 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
         let (t, outs) = measure(calls.len(), 3, o.budget, 32, clock, |i| {
             rego_decide(&mut rego, &inputs[i], default)
         });
-        let outs: Vec<Outcome> = outs.into_iter().map(|x| cite(&merged, x)).collect();
+        let outs = with_carves(outs, &carve_calls, |i| {
+            rego_decide(&mut rego, &inputs[i], default)
+        });
+        let outs: Vec<(usize, Outcome)> = outs
+            .into_iter()
+            .map(|(i, x)| (i, cite(&merged, x)))
+            .collect();
         check("Rego", &outs, &mut problems);
         rows.push(Row {
             engine: "Rego (regorus 0.14)".into(),
@@ -530,10 +582,11 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
     let carves = merged.rules.iter().filter(|r| r.carve).count();
     let _ = writeln!(
         out,
-        "\n{} rules after the merge ({} carve-outs; the untrusted source's allow rules withheld), {} calls.",
+        "\n{} rules after the merge ({} carve-outs; the untrusted source's allow rules withheld), {} calls, {} of them matched by a carve-out.",
         merged.rules.len(),
         carves,
-        calls.len()
+        calls.len(),
+        meets_carve
     );
     (out, problems, disagreements)
 }
@@ -562,6 +615,7 @@ fn main() {
         calls: 2_048,
         budget: Duration::from_secs(4),
         rego_max: 1_000,
+        seed: 42,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -571,8 +625,9 @@ fn main() {
             "--calls" => o.calls = v.parse().unwrap(),
             "--budget-ms" => o.budget = Duration::from_millis(v.parse().unwrap()),
             "--rego-max" => o.rego_max = v.parse().unwrap(),
+            "--seed" => o.seed = v.parse().unwrap(),
             _ => {
-                eprintln!("usage: compare [--sizes 100,1000] [--calls N] [--budget-ms MS] [--rego-max N] | jsonl DIR RULES CALLS");
+                eprintln!("usage: compare [--sizes 100,1000] [--calls N] [--budget-ms MS] [--rego-max N] [--seed S] | jsonl DIR RULES CALLS");
                 std::process::exit(64);
             }
         }
