@@ -434,6 +434,17 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
         build: b,
         note: String::new(),
     });
+    // The same tables loaded from the artifact and copied: what they take
+    // without the spare capacity of the vectors the compiler grew.
+    let artifact = engine.to_bytes();
+    let (loaded, loaded_b) = build(|| Engine::from_bytes(&artifact).unwrap().into_owned());
+    drop(loaded);
+    let artifact_note = format!(
+        "The compiled engine's tables: an artifact of {}; loaded from it and copied, the engine keeps {}.",
+        fmt_bytes(artifact.len()),
+        fmt_bytes(loaded_b.kept)
+    );
+    drop(artifact);
     // The verdicts every other engine is checked against.
     let truth: Vec<Outcome> = calls
         .iter()
@@ -588,6 +599,7 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
         calls.len(),
         meets_carve
     );
+    let _ = writeln!(out, "{artifact_note}");
     (out, problems, disagreements)
 }
 
