@@ -12,12 +12,17 @@
 use serde_json::Value;
 use std::sync::Arc;
 
-/// The arguments of a call or a subject: the JSON text and, when it could be
-/// read, its value.
+/// The arguments of a call or a subject: the JSON text, what a decision reads
+/// of it (its top-level string members), and, on demand, its whole value.
+///
+/// Reading arguments is one strict pass over the text (duplicate keys at any
+/// level, lone surrogates and trailing text refused) that builds no value:
+/// a decision reads one string member, and most calls never need more.
 #[derive(Clone, Debug)]
 pub struct Args {
     raw: Arc<str>,
-    value: Result<Value, String>,
+    read: Result<crate::json::Members, String>,
+    value: std::sync::OnceLock<Option<Value>>,
 }
 
 impl PartialEq for Args {
@@ -40,7 +45,8 @@ impl Args {
     pub fn from_json(text: &str) -> Args {
         Args {
             raw: Arc::from(text),
-            value: crate::json::parse_strict(text),
+            read: crate::json::scan_members(text),
+            value: std::sync::OnceLock::new(),
         }
     }
 
@@ -50,7 +56,8 @@ impl Args {
             Ok(text) => Args::from_json(text),
             Err(e) => Args {
                 raw: Arc::from(String::from_utf8_lossy(bytes).as_ref()),
-                value: Err(format!("arguments are not UTF-8: {e}")),
+                read: Err(format!("arguments are not UTF-8: {e}")),
+                value: std::sync::OnceLock::new(),
             },
         }
     }
@@ -58,9 +65,20 @@ impl Args {
     /// Arguments from a value already read (and already checked for duplicate
     /// keys, which a [`Value`] cannot hold).
     pub fn from_value(value: Value) -> Args {
+        let members = match &value {
+            Value::Object(m) => crate::json::Members {
+                object: true,
+                members: m
+                    .iter()
+                    .map(|(k, v)| (k.as_str().into(), v.as_str().map(Into::into)))
+                    .collect(),
+            },
+            _ => crate::json::Members::default(),
+        };
         Args {
             raw: Arc::from(value.to_string()),
-            value: Ok(value),
+            read: Ok(members),
+            value: std::sync::OnceLock::from(Some(value)),
         }
     }
 
@@ -69,14 +87,22 @@ impl Args {
         &self.raw
     }
 
-    /// The value, when the arguments could be read.
+    /// The value, when the arguments could be read. It is built the first
+    /// time it is asked for.
     pub fn value(&self) -> Option<&Value> {
-        self.value.as_ref().ok()
+        self.value
+            .get_or_init(|| {
+                self.read
+                    .as_ref()
+                    .ok()
+                    .and_then(|_| serde_json::from_str(&self.raw).ok())
+            })
+            .as_ref()
     }
 
     /// Why the arguments could not be read, when they could not.
     pub fn error(&self) -> Option<&str> {
-        self.value.as_ref().err().map(String::as_str)
+        self.read.as_ref().err().map(String::as_str)
     }
 
     /// The string member `field` of an object, the one thing agentpolicy's
@@ -89,17 +115,11 @@ impl Args {
 
     /// [`Args::str_member`] with the member's name as bytes.
     pub fn str_member_bytes(&self, field: &[u8]) -> Option<&str> {
-        let obj = self.value.as_ref().ok()?.as_object()?;
-        // Calls carry a handful of members: comparing keys is cheaper than
-        // hashing the field name.
-        let v = if obj.len() <= 8 {
-            obj.iter()
-                .find(|(k, _)| k.as_bytes() == field)
-                .map(|(_, v)| v)?
-        } else {
-            obj.get(std::str::from_utf8(field).ok()?)?
-        };
-        v.as_str()
+        let read = self.read.as_ref().ok()?;
+        read.members
+            .iter()
+            .find(|(k, _)| k.as_bytes() == field)
+            .and_then(|(_, v)| v.as_deref())
     }
 }
 
@@ -189,8 +209,11 @@ impl Call {
     /// A message naming what is missing or malformed. A caller on the
     /// decision side answers such a line with a deny.
     pub fn from_json(line: &str) -> Result<Call, String> {
-        let v = crate::json::parse_strict(line)?;
-        Call::from_value(v)
+        let mut de = serde_json::Deserializer::from_str(line);
+        let members = serde::Deserializer::deserialize_any(&mut de, CallVisitor)
+            .map_err(|e| e.to_string())?;
+        de.end().map_err(|e| e.to_string())?;
+        Call::assemble(members.ok_or("a call must be a JSON object with `tool` and `args`")?)
     }
 
     /// Reads a call object already parsed (see [`Call::from_json`]).
@@ -199,38 +222,68 @@ impl Call {
     ///
     /// As [`Call::from_json`].
     pub fn from_value(v: Value) -> Result<Call, String> {
-        let Value::Object(mut m) = v else {
+        let Value::Object(m) = v else {
             return Err("a call must be a JSON object with `tool` and `args`".into());
         };
-        let (tool_key, args_key, id_key) = if m.contains_key("tool_name") {
+        let members = m
+            .into_iter()
+            .map(|(k, v)| {
+                let member = if k == "args" || k == "tool_input" {
+                    Member::Args(Args::from_value(v))
+                } else {
+                    match v {
+                        Value::String(s) => Member::Str(s),
+                        Value::Null => Member::Null,
+                        _ => Member::Other,
+                    }
+                };
+                (k, member)
+            })
+            .collect();
+        Call::assemble(members)
+    }
+
+    /// A call from its members: toolgate's shape, or Claude Code's
+    /// (`tool_name`, `tool_input`, `tool_use_id`, whose other members are
+    /// ignored).
+    fn assemble(mut m: Vec<(String, Member)>) -> Result<Call, String> {
+        let claude = m.iter().any(|(k, _)| k == "tool_name");
+        let (tool_key, args_key, id_key) = if claude {
             ("tool_name", "tool_input", "tool_use_id")
         } else {
             ("tool", "args", "call_id")
         };
-        let tool = match m.remove(tool_key) {
-            Some(Value::String(s)) => s,
+        let mut take = |k: &str| {
+            m.iter()
+                .position(|(n, _)| n == k)
+                .map(|i| m.swap_remove(i).1)
+        };
+        let tool = match take(tool_key) {
+            Some(Member::Str(s)) => s,
             Some(_) => return Err(format!("`{tool_key}` must be a string")),
             None => return Err(format!("the call has no `{tool_key}`")),
         };
-        let args = match m.remove(args_key) {
-            Some(v) => Args::from_value(v),
+        let args = match take(args_key) {
+            Some(Member::Args(a)) => a,
+            Some(Member::Str(s)) => Args::from_value(Value::String(s)),
+            Some(Member::Null) => Args::from_value(Value::Null),
+            Some(Member::Other) => return Err(format!("`{args_key}` could not be read")),
             None => Args::from_value(Value::Object(serde_json::Map::new())),
         };
-        let text =
-            |m: &mut serde_json::Map<String, Value>, k: &str| -> Result<Option<String>, String> {
-                match m.remove(k) {
-                    None | Some(Value::Null) => Ok(None),
-                    Some(Value::String(s)) => Ok(Some(s)),
-                    Some(_) => Err(format!("`{k}` must be a string")),
-                }
-            };
-        let call_id = text(&mut m, id_key)?.unwrap_or_default();
-        let run_id = text(&mut m, "run_id")?.unwrap_or_default();
-        let confined = text(&mut m, "confined")?;
-        let scope = text(&mut m, "scope")?;
-        let cwd = text(&mut m, "cwd")?;
-        if tool_key == "tool" {
-            if let Some(k) = m.keys().next() {
+        let mut text = |k: &str| -> Result<Option<String>, String> {
+            match take(k) {
+                None | Some(Member::Null) => Ok(None),
+                Some(Member::Str(s)) => Ok(Some(s)),
+                Some(_) => Err(format!("`{k}` must be a string")),
+            }
+        };
+        let call_id = text(id_key)?.unwrap_or_default();
+        let run_id = text("run_id")?.unwrap_or_default();
+        let confined = text("confined")?;
+        let scope = text("scope")?;
+        let cwd = text("cwd")?;
+        if !claude {
+            if let Some((k, _)) = m.first() {
                 return Err(format!(
                     "unknown member `{k}` in a call; a call has `tool`, `args`, `run_id`, `call_id`, `confined`, `scope` and `cwd`"
                 ));
@@ -245,5 +298,90 @@ impl Call {
             scope,
             cwd,
         })
+    }
+}
+
+/// A member of a call object, as the call's reader keeps it.
+enum Member {
+    Str(String),
+    Null,
+    Args(Args),
+    Other,
+}
+
+/// Reads a call object in one strict pass: its arguments are kept as their
+/// raw text (then scanned by [`Args::from_json`]), the other members as
+/// strings; no value is built. `None` for a text that is not an object.
+struct CallVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CallVisitor {
+    type Value = Option<Vec<(String, Member)>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a call object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<(String, Member)> = Vec::new();
+        while let Some(k) = map.next_key::<String>()? {
+            if out.iter().any(|(n, _)| *n == k) {
+                return Err(serde::de::Error::custom(format!("duplicate key `{k}`")));
+            }
+            let member = if k == "args" || k == "tool_input" {
+                let raw: &serde_json::value::RawValue = map.next_value()?;
+                let args = Args::from_json(raw.get());
+                if let Some(e) = args.error() {
+                    return Err(serde::de::Error::custom(e));
+                }
+                Member::Args(args)
+            } else {
+                map.next_value::<StrOrOther>()?.0
+            };
+            out.push((k, member));
+        }
+        Ok(Some(out))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// A call member other than its arguments: a string, `null`, or anything
+/// else (checked strictly, then dropped).
+struct StrOrOther(Member);
+
+impl<'de> serde::Deserialize<'de> for StrOrOther {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<StrOrOther, D::Error> {
+        let raw: &serde_json::value::RawValue = serde::Deserialize::deserialize(d)?;
+        let text = raw.get();
+        if text.starts_with('"') {
+            let s: String = serde_json::from_str(text).map_err(serde::de::Error::custom)?;
+            return Ok(StrOrOther(Member::Str(s)));
+        }
+        if text == "null" {
+            return Ok(StrOrOther(Member::Null));
+        }
+        crate::json::scan_members(text).map_err(serde::de::Error::custom)?;
+        Ok(StrOrOther(Member::Other))
     }
 }

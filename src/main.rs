@@ -451,38 +451,44 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
 /// appends the answer to `out`. A line that cannot be read is answered with
 /// a deny.
 fn decide_line(engine: &dyn Evaluator, line: &str, out: &mut String) {
-    let value = match toolgate::json::parse_strict(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return write_verdict(
+    // A call is read in one strict pass that builds no value; a batch (a
+    // line holding an array) is parsed whole.
+    if !line.trim_start().starts_with('[') {
+        match Call::from_json(line) {
+            Ok(call) => write_verdict(&engine.would(&call), out),
+            Err(e) => write_verdict(
                 &unreadable(&format!("the line is not a JSON call: {e}")),
                 out,
-            )
+            ),
+        }
+        return;
+    }
+    let items = match toolgate::json::parse_strict(line) {
+        Ok(serde_json::Value::Array(items)) => items,
+        Ok(_) | Err(_) => {
+            let why = toolgate::json::parse_strict(line).err().unwrap_or_default();
+            return write_verdict(
+                &unreadable(&format!("the line is not a JSON call: {why}")),
+                out,
+            );
         }
     };
-    match value {
-        serde_json::Value::Array(items) => {
-            let calls: Result<Vec<Call>, String> =
-                items.into_iter().map(Call::from_value).collect();
-            match calls {
-                Ok(calls) => {
-                    let verdicts: Vec<serde_json::Value> = engine
-                        .decide_batch(&calls)
-                        .iter()
-                        .map(Verdict::to_json)
-                        .collect();
-                    out.push_str(&serde_json::Value::Array(verdicts).to_string());
+    let calls: Result<Vec<Call>, String> = items.into_iter().map(Call::from_value).collect();
+    match calls {
+        Ok(calls) => {
+            out.push('[');
+            for (i, v) in engine.decide_batch(&calls).iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
                 }
-                Err(e) => write_verdict(
-                    &unreadable(&format!("the batch holds a call that cannot be read: {e}")),
-                    out,
-                ),
+                write_verdict(v, out);
             }
+            out.push(']');
         }
-        other => match Call::from_value(other) {
-            Ok(call) => write_verdict(&engine.would(&call), out),
-            Err(e) => write_verdict(&unreadable(&e), out),
-        },
+        Err(e) => write_verdict(
+            &unreadable(&format!("the batch holds a call that cannot be read: {e}")),
+            out,
+        ),
     }
 }
 
