@@ -1,0 +1,1 @@
+//! Claude Code front end (in progress).
