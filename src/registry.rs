@@ -185,8 +185,9 @@ impl Registry {
     /// `claude-bash`, `path` (with no home directory) and `domain`
     /// ([`crate::kinds`]); the splitter `shell`
     /// ([`crate::shell::ShellSplitter`] with its default configuration) and
-    /// `claude-shell`, the same splitter routing redirect targets to Claude
-    /// Code's `Edit` and `Read` tools in their `file_path` member.
+    /// `claude-shell` ([`crate::claude::ClaudeShellSplitter`]), the same
+    /// splitter routing redirect targets and the file operands of the
+    /// programs it knows to Claude Code's `Edit` and `Read` tools.
     pub fn builtin() -> Registry {
         let mut r = Registry::default();
         r.add_kind(Arc::new(PrefixKind));
