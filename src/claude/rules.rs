@@ -142,12 +142,12 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
     let unreadable = |out: &mut Translated, tools: &[&str], why: &str| {
         if list == List::Allow {
             out.warnings.push(format!(
-                "{} ({}): {why}; the allow rule is skipped",
+                "`{}` ({}): {why}; the allow rule is skipped",
                 written, cx.place
             ));
         } else {
             out.warnings.push(format!(
-                "{} ({}): {why}; the {lname} rule applies to every call of {}",
+                "`{}` ({}): {why}; the {lname} rule applies to every call of {}",
                 written,
                 cx.place,
                 tools.join(", ")
@@ -169,7 +169,7 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
                     out.mcp_allow = Some((tool.to_string(), written.to_string()));
                 }
                 _ => out.warnings.push(format!(
-                    "{written} ({}): an allow rule's tool-name glob must follow a literal `mcp__<server>__`; skipped, as Claude Code skips it",
+                    "`{written}` ({}): an allow rule's tool-name glob must follow a literal `mcp__<server>__`; skipped, as Claude Code skips it",
                     cx.place
                 )),
             }
@@ -226,7 +226,7 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
         let primary = params(tool).first().copied() == Some(param);
         if list == List::Allow {
             out.warnings.push(format!(
-                "{written} ({}): parameter rules are for the deny and ask lists; the allow rule is skipped",
+                "`{written}` ({}): parameter rules are for the deny and ask lists; the allow rule is skipped",
                 cx.place
             ));
             return out;
@@ -240,7 +240,7 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
             return out;
         }
         out.warnings.push(format!(
-            "{written} ({}): Claude Code ignores a parameter rule on `{param}`; toolgate reads it as {tool}({value})",
+            "`{written}` ({}): Claude Code ignores a parameter rule on `{param}`; toolgate reads it as {tool}({value})",
             cx.place
         ));
         spec = value;
@@ -280,7 +280,7 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
         | "Grep" | "LS" => {
             if !matches!(tool, "Read" | "Edit") && list == List::Allow {
                 out.warnings.push(format!(
-                    "{written} ({}): Claude Code accepts `{tool}(path)` rules but never uses them; the allow rule is skipped (write `Edit(…)` or `Read(…)`)",
+                    "`{written}` ({}): Claude Code accepts `{tool}(path)` rules but never uses them; the allow rule is skipped (write `Edit(…)` or `Read(…)`)",
                     cx.place
                 ));
                 return out;

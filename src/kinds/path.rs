@@ -2,7 +2,6 @@
 
 use crate::registry::{CallContext, Lowering, MatcherKind, Pattern};
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 /// Claude Code's Read and Edit path patterns (`spec/claude-code.md` §4).
 ///
@@ -165,8 +164,7 @@ impl MatcherKind for PathKind {
     }
 
     fn lower(&self, spec: &str) -> Result<Lowering, String> {
-        let p = PathPattern::parse(spec)?;
-        Ok(Lowering::Patterns(vec![Pattern::Regex(p.regex())]))
+        Ok(PathPattern::parse(spec)?.lowering())
     }
 
     fn matches(&self, spec: &str, value: &str) -> bool {
@@ -306,48 +304,63 @@ impl PathPattern {
         })
     }
 
-    /// The regular expression over the canonical value (see [`PathValue`]).
-    fn regex(&self) -> String {
-        const ANY: &str = r"[^\x00]*";
-        let body = self.body_regex();
-        let tail = format!("(?:/{ANY})?");
-        match self.anchor {
-            Anchor::Root => {
-                if self.segs.is_empty() {
-                    format!(r"/{ANY}(?:\x00{ANY})?")
-                } else {
-                    format!(r"/{body}{tail}(?:\x00{ANY})?")
-                }
-            }
-            Anchor::Cwd => {
-                if self.segs.is_empty() {
-                    format!(r"{ANY}\x00{ANY}")
-                } else if self.any_depth {
-                    format!(r"{ANY}\x00(?:/{ANY})?/{body}{tail}")
-                } else {
-                    format!(r"{ANY}\x00/{body}{tail}")
-                }
-            }
-        }
-    }
-
-    fn body_regex(&self) -> String {
-        let mut out = String::new();
-        for s in &self.segs {
+    /// The patterns over the canonical value (see [`PathValue`]), when the
+    /// pattern's segments are literal; [`Lowering::Callback`] otherwise.
+    ///
+    /// The value holds one NUL at most (paths hold none), so a piece
+    /// starting with NUL is found in the part after the working directory,
+    /// and a literal piece found there is also in the absolute path before
+    /// it. Patterns with wildcards inside segments, or with `**` anywhere
+    /// but first, take the callback: a set of regular expressions with
+    /// "and anything below" tails would make a DFA tracking every subset of
+    /// matched patterns.
+    fn lowering(&self) -> Lowering {
+        let mut lead_any = false;
+        let mut lits: Vec<String> = Vec::new();
+        for (i, s) in self.segs.iter().enumerate() {
             match s {
-                Seg::Any => out.push_str(r"(?:[^\x00]*/)?"),
+                Seg::Any if i == 0 => lead_any = true,
+                Seg::Any => return Lowering::Callback,
                 Seg::Glob(toks) => {
+                    let mut lit = String::new();
                     for t in toks {
-                        tok_regex(t, &mut out);
+                        match t {
+                            Tok::Lit(c) if *c != '*' => lit.push(*c),
+                            _ => return Lowering::Callback,
+                        }
                     }
-                    out.push('/');
+                    lits.push(lit);
                 }
             }
         }
-        if out.ends_with('/') {
-            out.pop();
+        let mut path = String::new();
+        for l in &lits {
+            path.push('/');
+            path.push_str(l);
         }
-        out
+        let pats = match (self.anchor, lead_any || self.any_depth) {
+            (Anchor::Root, _) if lits.is_empty() => vec![Pattern::Any],
+            (Anchor::Root, false) => vec![
+                Pattern::Exact(path.clone()),
+                Pattern::Prefix(format!("{path}/")),
+                Pattern::Prefix(format!("{path}\0")),
+            ],
+            (Anchor::Root, true) => vec![
+                Pattern::Suffix(path.clone()),
+                Pattern::Glob(format!("*{path}/*")),
+                Pattern::Glob(format!("*{path}\0*")),
+            ],
+            (Anchor::Cwd, _) if lits.is_empty() => vec![Pattern::Glob("*\0*".into())],
+            (Anchor::Cwd, false) => vec![
+                Pattern::Suffix(format!("\0{path}")),
+                Pattern::Glob(format!("*\0{path}/*")),
+            ],
+            (Anchor::Cwd, true) => vec![
+                Pattern::Glob(format!("*\0*{path}")),
+                Pattern::Glob(format!("*\0*{path}/*")),
+            ],
+        };
+        Lowering::Patterns(pats)
     }
 
     fn matches(&self, v: PathValue<'_>) -> bool {
@@ -473,37 +486,6 @@ fn class(chars: &[char], mut i: usize) -> Option<(Tok, usize)> {
     }
 }
 
-fn hex(c: char, out: &mut String) {
-    if c.is_ascii_alphanumeric() {
-        out.push(c);
-    } else {
-        let _ = write!(out, r"\x{{{:x}}}", c as u32);
-    }
-}
-
-fn tok_regex(t: &Tok, out: &mut String) {
-    match t {
-        Tok::Lit(c) => hex(*c, out),
-        Tok::Star => out.push_str(r"[^/\x00]*"),
-        Tok::One => out.push_str(r"[^/\x00]"),
-        Tok::Class(neg, items) => {
-            out.push_str(if *neg { "[[^" } else { "[[" });
-            if items.is_empty() {
-                // Unreachable through `class`, which needs one member.
-                out.push_str(r"\x00");
-            }
-            for &(lo, hi) in items {
-                hex(lo, out);
-                if hi != lo {
-                    out.push('-');
-                    hex(hi, out);
-                }
-            }
-            out.push_str(r"]&&[^/\x00]]");
-        }
-    }
-}
-
 fn tok_matches(t: &Tok, c: char) -> bool {
     match t {
         Tok::Lit(l) => *l == c,
@@ -553,16 +535,19 @@ mod tests {
         k.normalize(v, &CallContext { cwd }).map(Cow::into_owned)
     }
 
-    fn regex_matches(spec: &str, value: &str) -> bool {
-        let Ok(Lowering::Patterns(ps)) = PathKind::new().lower(spec) else {
-            panic!("{spec} does not lower");
-        };
-        let Some(Pattern::Regex(r)) = ps.first() else {
-            panic!("{spec} is not a regex")
-        };
-        regex_automata::dfa::regex::Regex::new(&format!("^(?:{r})$"))
-            .unwrap()
-            .is_match(value)
+    fn lowered_matches(spec: &str, value: &str) -> bool {
+        match PathKind::new().lower(spec) {
+            Ok(Lowering::Patterns(ps)) => ps.iter().any(|p| match p {
+                Pattern::Any => true,
+                Pattern::Exact(e) => value == e,
+                Pattern::Prefix(x) => value.starts_with(x.as_str()),
+                Pattern::Suffix(x) => value.ends_with(x.as_str()),
+                Pattern::Glob(g) => crate::reference::glob(g, value),
+                Pattern::Regex(r) => panic!("{spec} lowered to the regex {r}"),
+            }),
+            Ok(Lowering::Callback) => PathKind::new().matches(spec, value),
+            Err(e) => panic!("{spec} does not lower: {e}"),
+        }
     }
 
     /// Both readings of `spec` against `path` in `cwd`, which must agree.
@@ -570,7 +555,7 @@ mod tests {
         let k = PathKind::with_home("/home/u");
         let v = norm(&k, path, Some(cwd)).unwrap();
         let a = k.matches(spec, &v);
-        let b = regex_matches(spec, &v);
+        let b = lowered_matches(spec, &v);
         assert_eq!(
             a, b,
             "{spec:?} on {path:?} in {cwd:?}: matches {a}, regex {b}"
@@ -649,6 +634,15 @@ mod tests {
         assert!(m("*", "/repo/x", "/repo"));
         assert!(m("[", "/repo/[", "/repo"));
         assert!(m("d/é*", "/repo/d/été", "/repo"));
+        // The cheap lowerings, which must not match across the NUL.
+        assert!(m("//**/.git", "/repo/.git/config", "/repo"));
+        assert!(m("//**/.git", "/x/.git", "/repo"));
+        assert!(!m("//**/.git", "/x/.gitignore", "/repo"));
+        assert!(m("//repo", "/repo", "/repo") && m("//repo", "/repo/a", "/"));
+        assert!(!m("//repo", "/repository", "/"));
+        assert!(!m("//a/**/a/**", "/a/x", "/"));
+        assert!(!m("a/b", "/a/x", "/") && m("a/b", "/a/b/c", "/"));
+        assert!(m("**/src/**", "/repo/src", "/repo") && !m("**/src/**", "/src", "/repo"));
     }
 
     #[test]
