@@ -198,14 +198,7 @@ impl Registry {
         r.add_splitter("shell", Arc::new(crate::shell::ShellSplitter::default()));
         r.add_splitter(
             "claude-shell",
-            Arc::new(crate::shell::ShellSplitter::new(
-                crate::shell::ShellConfig {
-                    redirect_write: Some("Edit".into()),
-                    redirect_read: Some("Read".into()),
-                    redirect_field: "file_path".into(),
-                    ..crate::shell::ShellConfig::default()
-                },
-            )),
+            Arc::new(crate::claude::ClaudeShellSplitter::default()),
         );
         r
     }
