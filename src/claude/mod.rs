@@ -695,6 +695,7 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
                 let cx = rules::Context {
                     root: root.as_deref(),
                     home: env.home.as_deref(),
+                    project: env.project_dir.as_deref(),
                     place,
                 };
                 let t = rules::translate(text, list, &cx);

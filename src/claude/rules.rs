@@ -31,6 +31,9 @@ pub(super) struct Context<'c> {
     pub root: Option<&'c str>,
     /// The home directory, for `~/path` rules.
     pub home: Option<&'c str>,
+    /// The project directory: deny and ask rules relative to the working
+    /// directory also apply relative to it.
+    pub project: Option<&'c str>,
     /// Where the rule was written, for messages: `permissions.deny[2] of
     /// /repo/.claude/settings.json`.
     pub place: String,
@@ -304,6 +307,13 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
             for t in &family {
                 out.rules.push(decl(t, Some(&path), written));
             }
+            if list != List::Allow && !path.starts_with("//") {
+                if let Some(anchored) = cx.project.map(|p| project_anchored(&path, p)) {
+                    for t in &family {
+                        out.rules.push(decl(t, Some(&anchored), written));
+                    }
+                }
+            }
         }
         _ => unreadable(
             &mut out,
@@ -348,6 +358,38 @@ fn anchored(spec: &str, cx: &Context<'_>) -> Result<String, String> {
     Ok(format!("/{root}{spec}"))
 }
 
+/// A pattern relative to the working directory, anchored at the project
+/// directory instead: a call whose working directory moved below the
+/// project (`cd src`) still meets the project's `Read(.env)`.
+fn project_anchored(path: &str, project: &str) -> String {
+    let mut p = path;
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    let any_depth = !p.trim_end_matches('/').contains('/');
+    let mut out = String::from("/");
+    for seg in project.split('/').filter(|s| !s.is_empty()) {
+        out.push('/');
+        for c in seg.chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    if any_depth && !p.is_empty() && p != "." {
+        out.push_str("/**");
+    }
+    if !p.is_empty() && p != "." {
+        out.push('/');
+        out.push_str(p);
+    }
+    if out == "/" {
+        out.push('/');
+    }
+    out
+}
+
 /// In the deny and ask lists, a single-segment directory pattern (`src/**`)
 /// matches that directory at any depth (Claude Code 2.1.214).
 fn any_depth_directory(path: &str) -> String {
@@ -374,6 +416,7 @@ mod tests {
             &Context {
                 root: Some("/repo"),
                 home: Some("/home/u"),
+                project: None,
                 place: "test".into(),
             },
         )
