@@ -280,6 +280,15 @@ fn build(
 }
 
 fn check(path: &str, format: Option<Format>) -> ExitCode {
+    if is_settings(path) {
+        return match settings_policy(path) {
+            Ok(_) => {
+                eprintln!("{path}: ok (Claude Code settings)");
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        };
+    }
     match build(path, format, EngineArg::Compiled) {
         Ok(_) => {
             eprintln!("{path}: ok");
@@ -290,11 +299,26 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
 }
 
 fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
-    let policy = match load(path, format) {
-        Ok(p) => p,
-        Err(code) => return code,
+    let policy = if is_settings(path) {
+        match settings_policy(path) {
+            Ok(l) => {
+                if !l.mcp_allow.is_empty() {
+                    eprintln!(
+                        "warning: an artifact does not carry MCP allow globs; {} of them are left out",
+                        l.mcp_allow.len()
+                    );
+                }
+                l.policy
+            }
+            Err(code) => return code,
+        }
+    } else {
+        match load(path, format) {
+            Ok(p) => p,
+            Err(code) => return code,
+        }
     };
-    let engine = match Engine::build(&policy) {
+    let engine = match Engine::build_with(&policy, &registry()) {
         Ok(e) => e,
         Err(d) => {
             let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -673,6 +697,36 @@ fn load_settings(
         }
         s
     })
+}
+
+/// One Claude Code settings file as a policy, warnings printed, for `check`
+/// and `compile`: the project directory is the one holding its `.claude`,
+/// else the current directory.
+fn settings_policy(path: &str) -> Result<toolgate::claude::Loaded, ExitCode> {
+    let file = absolute(path);
+    let env = toolgate::claude::Environment {
+        home: home(),
+        project_dir: project_of(&file).or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string())
+        }),
+        trust_project: false,
+        mode: None,
+    };
+    let loaded = load_settings(&[file], &env).map_err(|e| {
+        eprint!("{e}");
+        eprintln!("the settings cannot be used");
+        ExitCode::from(EXIT_INVALID)
+    })?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Err(d) = Engine::build_with(&loaded.policy, &registry()) {
+        eprint!("{}", d.render(None));
+        return Err(ExitCode::from(EXIT_INVALID));
+    }
+    Ok(loaded)
 }
 
 fn decide_settings(

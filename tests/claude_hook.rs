@@ -300,3 +300,37 @@ fn decide_reads_settings_files_and_both_call_shapes() {
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("did you mean `allow`?"), "{err}");
 }
+
+#[test]
+fn a_bundle_compiled_from_settings_answers_the_hook() {
+    let s = Scratch::new("bundle");
+    settings(&s);
+    let out = s.root.join("policy.tgb");
+    let (code, _, err) = run(
+        &[
+            "compile",
+            ".claude/settings.json",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &s.home(),
+        &s.repo(),
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "rm -rf x"}),
+        "default",
+    );
+    let (d, reason) = hook(&s, &["--bundle", out.to_str().unwrap()], &p);
+    assert_eq!(d, "deny", "{reason}");
+    // An artifact that is not one answers deny.
+    let junk = s.write("junk.tgb", "not an artifact");
+    let p = payload(&s, "Bash", serde_json::json!({"command": "ls"}), "default");
+    assert_eq!(
+        hook(&s, &["--bundle", junk.to_str().unwrap()], &p).0,
+        "deny"
+    );
+}

@@ -14,6 +14,10 @@ const READS: &[&str] = &[
     "cmp", "file", "stat", "bat", "jq", "source", ".", "cp", "mv", "install", "rsync", "scp",
 ];
 
+/// The most file-operand subjects one command may add; more is an error,
+/// which blocks the call.
+const MAX_OPERANDS: usize = 256;
+
 /// Programs whose operands are files they write (or remove).
 const WRITES: &[&str] = &[
     "tee", "touch", "rm", "rmdir", "mkdir", "truncate", "chmod", "chown", "ln", "shred", "unlink",
@@ -29,7 +33,8 @@ const WRITES: &[&str] = &[
 /// `cp a b` against both). Claude Code applies Read and Edit denies to
 /// `cat`, `head`, `tail` and `sed`; toolgate to every program of its lists.
 /// A leading `$HOME` or `${HOME}` in an operand is read as `~`. Operands
-/// with globs or variables are checked as written.
+/// with globs or variables are checked as written. More than 256 operands
+/// is an error, which blocks the call.
 ///
 /// ```
 /// use toolgate::claude::ClaudeShellSplitter;
@@ -137,6 +142,11 @@ impl Splitter for ClaudeShellSplitter {
                     e.tool.as_deref() == Some(t) && e.args.str_member("file_path") == Some(&path)
                 });
                 if !dup {
+                    if extra.len() >= MAX_OPERANDS {
+                        return Err(format!(
+                            "the command has more than {MAX_OPERANDS} file operands"
+                        ));
+                    }
                     extra.push(file_subject(t, &path, &s.text));
                 }
             }
