@@ -864,3 +864,65 @@ fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> RuleSet {
         location: Location::default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_follow_paths() {
+        let h = Some("/home/u");
+        assert_eq!(
+            Scope::of_path("/home/u/.claude/settings.json", h),
+            Scope::User
+        );
+        assert_eq!(
+            Scope::of_path("/repo/.claude/settings.json", h),
+            Scope::Project
+        );
+        assert_eq!(
+            Scope::of_path("/repo/.claude/settings.local.json", h),
+            Scope::Local
+        );
+        assert_eq!(
+            Scope::of_path("/etc/claude-code/managed-settings.json", h),
+            Scope::Managed
+        );
+        assert_eq!(
+            Scope::of_path("/etc/claude-code/managed-settings.d/10-x.json", h),
+            Scope::Managed
+        );
+        assert_eq!(Scope::of_path("/opt/ci.json", h), Scope::CommandLine);
+        assert!(Scope::Managed < Scope::User && Scope::Managed.rank() > Scope::User.rank());
+    }
+
+    #[test]
+    fn modes_and_errors() {
+        assert_eq!(Mode::parse("manual").map(|m| m.0), Some(Mode::Default));
+        assert!(Mode::parse("auto").is_some_and(|m| m.1.is_some()));
+        assert!(Mode::parse("yolo").is_none());
+        let file = |text: &str| SettingsFile {
+            scope: Scope::User,
+            path: "/home/u/.claude/settings.json".into(),
+            text: text.into(),
+        };
+        let env = Environment::default();
+        for bad in [
+            "[]",
+            "{\"permissions\": []}",
+            "{\"permissions\": {\"allow\": \"Bash\"}}",
+            "{\"permissions\": {\"deny\": [3]}}",
+            "{\"permissions\": {\"deny\": [\"(x)\"]}}",
+            "{\"a\": 1, \"a\": 2}",
+        ] {
+            let r = load(&[file(bad)], &env);
+            assert_eq!(
+                r.err().map(|d| d.first().kind),
+                Some("invalid_settings"),
+                "{bad}"
+            );
+        }
+        let ok = load(&[file("{\"permissions\": {\"allow\": [\"(x)\"]}}")], &env);
+        assert!(ok.is_ok_and(|l| l.warnings.iter().any(|w| w.contains("is not a rule"))));
+    }
+}
