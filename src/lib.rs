@@ -53,6 +53,7 @@
 pub mod artifact;
 pub mod call;
 pub mod check;
+pub mod claude;
 pub mod compile;
 pub mod conformance;
 pub mod decision;
@@ -60,6 +61,7 @@ pub mod diag;
 pub mod engine;
 pub mod ir;
 pub mod json;
+pub mod kinds;
 pub mod policy;
 pub mod quote;
 pub mod reference;

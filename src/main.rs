@@ -66,9 +66,18 @@ enum Command {
     /// A line holding an array of calls is decided as one batch, and its
     /// verdicts are written as one array on one line.
     Decide {
-        /// The policy file (JSON or TOML).
-        #[arg(long, required_unless_present = "bundle", conflicts_with = "bundle")]
+        /// The policy file (JSON or TOML), or a Claude Code settings file
+        /// (recognised by its `permissions` member).
+        #[arg(long, required_unless_present_any = ["bundle", "settings"], conflicts_with = "bundle")]
         policy: Option<String>,
+        /// A Claude Code settings file; repeat to merge several as ranked
+        /// sources (managed, command line, local, project, user, by path).
+        #[arg(long, conflicts_with = "bundle")]
+        settings: Vec<String>,
+        /// Apply the allow rules, `additionalDirectories` and loosening
+        /// modes of the project's own settings files.
+        #[arg(long)]
+        trust_project: bool,
         /// A compiled artifact, mapped rather than read.
         #[arg(long)]
         bundle: Option<String>,
@@ -82,6 +91,25 @@ enum Command {
         /// A file of calls, or `-` (the default) for standard input.
         #[arg(default_value = "-")]
         calls: String,
+    },
+    /// Answer an agent's hook: read its payload on standard input, print
+    /// its answer. Always exits 0 with an answer; anything that cannot be
+    /// read is answered with a deny.
+    Hook {
+        /// The agent whose hook protocol to speak.
+        #[arg(value_enum)]
+        agent: HookAgent,
+        /// A Claude Code settings file; repeat for several. Without one,
+        /// the files Claude Code would read are found from the payload's
+        /// `cwd`, `$CLAUDE_PROJECT_DIR` and `$HOME`.
+        #[arg(long, conflicts_with = "bundle")]
+        settings: Vec<String>,
+        /// A compiled artifact to decide with instead of settings files.
+        #[arg(long)]
+        bundle: Option<String>,
+        /// Apply the allow rules of the project's own settings files.
+        #[arg(long)]
+        trust_project: bool,
     },
     /// Run conformance files (toolgate's and agentpolicy's) on every engine.
     Test {
@@ -98,6 +126,12 @@ enum Command {
 enum Format {
     /// toolgate's policy document (JSON or TOML).
     Toolgate,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum HookAgent {
+    /// Claude Code's PreToolUse hook.
+    ClaudeCode,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -132,6 +166,21 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
+            let help = matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            );
+            if !help && std::env::args().nth(1).as_deref() == Some("hook") {
+                // A hook that exits with an error lets the call through:
+                // answer with a deny instead.
+                let first = e.to_string();
+                let first = first.lines().next().unwrap_or("").to_string();
+                eprintln!("{e}");
+                return hook_answer(
+                    Decision::Deny,
+                    &format!("`toolgate hook` was called with bad arguments: {first}"),
+                );
+            }
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
@@ -151,18 +200,35 @@ fn main() -> ExitCode {
         Command::Inspect { artifact, format } => inspect(&artifact, format),
         Command::Decide {
             policy,
+            settings,
+            trust_project,
             bundle,
             format,
             engine,
             calls,
         } => match (policy, bundle) {
             (_, Some(bundle)) => decide_bundle(&bundle, &calls),
-            (Some(policy), None) => match build(&policy, format, engine) {
-                Ok(e) => decide(e.as_ref(), &calls),
-                Err(code) => code,
-            },
-            (None, None) => ExitCode::from(EXIT_USAGE),
+            (policy, None) => {
+                let mut files: Vec<String> = Vec::new();
+                if let Some(p) = policy {
+                    if settings.is_empty() && !is_settings(&p) {
+                        return match build(&p, format, engine) {
+                            Ok(e) => decide(e.as_ref(), &calls, &|c| c),
+                            Err(code) => code,
+                        };
+                    }
+                    files.push(p);
+                }
+                files.extend(settings);
+                decide_settings(&files, trust_project, engine, &calls)
+            }
         },
+        Command::Hook {
+            agent: HookAgent::ClaudeCode,
+            settings,
+            bundle,
+            trust_project,
+        } => hook(&settings, bundle.as_deref(), trust_project),
         Command::Test { files, engine } => test(&files, engine),
     }
 }
@@ -214,6 +280,15 @@ fn build(
 }
 
 fn check(path: &str, format: Option<Format>) -> ExitCode {
+    if is_settings(path) {
+        return match settings_policy(path) {
+            Ok(_) => {
+                eprintln!("{path}: ok (Claude Code settings)");
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        };
+    }
     match build(path, format, EngineArg::Compiled) {
         Ok(_) => {
             eprintln!("{path}: ok");
@@ -224,11 +299,26 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
 }
 
 fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
-    let policy = match load(path, format) {
-        Ok(p) => p,
-        Err(code) => return code,
+    let policy = if is_settings(path) {
+        match settings_policy(path) {
+            Ok(l) => {
+                if !l.mcp_allow.is_empty() {
+                    eprintln!(
+                        "warning: an artifact does not carry MCP allow globs; {} of them are left out",
+                        l.mcp_allow.len()
+                    );
+                }
+                l.policy
+            }
+            Err(code) => return code,
+        }
+    } else {
+        match load(path, format) {
+            Ok(p) => p,
+            Err(code) => return code,
+        }
     };
-    let engine = match Engine::build(&policy) {
+    let engine = match Engine::build_with(&policy, &registry()) {
         Ok(e) => e,
         Err(d) => {
             let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -390,8 +480,8 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
         Ok(m) => m,
         Err(code) => return code,
     };
-    match Engine::from_bytes(&mapped) {
-        Ok(engine) => decide(&engine, calls),
+    match Engine::from_bytes_with(&mapped, &registry()) {
+        Ok(engine) => decide(&engine, calls, &|c| c),
         Err(e) => {
             eprintln!("error: `{path}` is not a usable artifact: {e}");
             ExitCode::from(EXIT_INVALID)
@@ -399,7 +489,7 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
     }
 }
 
-fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
+fn decide(engine: &dyn Evaluator, calls: &str, prep: &dyn Fn(Call) -> Call) -> ExitCode {
     let source: Box<dyn Read> = if calls == "-" {
         Box::new(std::io::stdin())
     } else {
@@ -433,7 +523,7 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
         answer.clear();
         match std::str::from_utf8(&line) {
             Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => decide_line(engine, text, &mut answer),
+            Ok(text) => decide_line(engine, text, prep, &mut answer),
             Err(_) => write_verdict(&unreadable("the line is not UTF-8"), &mut answer),
         }
         answer.push('\n');
@@ -448,13 +538,14 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
 }
 
 /// Decides one input line: a call, or an array of calls as one batch, and
-/// appends the answer to `out`. A line that cannot be read is answered with
-/// a deny.
-fn decide_line(engine: &dyn Evaluator, line: &str, out: &mut String) {
+/// appends the answer to `out`. `prep` completes each call (the Claude Code
+/// front end fills in what its calls leave out). A line that cannot be read
+/// is answered with a deny.
+fn decide_line(engine: &dyn Evaluator, line: &str, prep: &dyn Fn(Call) -> Call, out: &mut String) {
     // A call is read in one strict pass that builds no value; a batch (a
     // line holding an array) is parsed whole.
     if !line.trim_start().starts_with('[') {
-        match Call::from_json(line) {
+        match Call::from_json(line).map(prep) {
             Ok(call) => write_verdict(&engine.would(&call), out),
             Err(e) => write_verdict(
                 &unreadable(&format!("the line is not a JSON call: {e}")),
@@ -473,7 +564,10 @@ fn decide_line(engine: &dyn Evaluator, line: &str, out: &mut String) {
             );
         }
     };
-    let calls: Result<Vec<Call>, String> = items.into_iter().map(Call::from_value).collect();
+    let calls: Result<Vec<Call>, String> = items
+        .into_iter()
+        .map(|v| Call::from_value(v).map(prep))
+        .collect();
     match calls {
         Ok(calls) => {
             out.push('[');
@@ -611,6 +705,333 @@ fn test(files: &[String], engine: Option<EngineArg>) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `$HOME`, when it is an absolute path.
+fn home() -> Option<String> {
+    std::env::var("HOME").ok().filter(|h| h.starts_with('/'))
+}
+
+/// The built-in registry with the `path` kind told the home directory.
+fn registry() -> toolgate::Registry {
+    let mut r = toolgate::Registry::builtin();
+    if let Some(h) = home() {
+        r.add_kind(std::sync::Arc::new(toolgate::kinds::PathKind::with_home(h)));
+    }
+    r
+}
+
+/// Whether a policy file is a Claude Code settings file: a JSON object with
+/// a `permissions` member (which toolgate's own documents never have).
+fn is_settings(path: &str) -> bool {
+    if path.ends_with(".toml") {
+        return false;
+    }
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| v.get("permissions").is_some())
+}
+
+/// `path` made absolute against the current directory, lexically.
+fn absolute(path: &str) -> String {
+    if path.starts_with('/') {
+        return path.to_string();
+    }
+    match std::env::current_dir() {
+        Ok(d) => format!("{}/{}", d.display(), path.trim_start_matches("./")),
+        Err(_) => path.to_string(),
+    }
+}
+
+/// The directory holding the `.claude` directory a project settings file is
+/// in.
+fn project_of(path: &str) -> Option<String> {
+    let p = std::path::Path::new(path);
+    let dot_claude = p.parent()?;
+    (dot_claude.file_name()? == ".claude")
+        .then(|| dot_claude.parent().map(|d| d.display().to_string()))
+        .flatten()
+}
+
+/// Reads settings files into a Claude Code policy.
+fn load_settings(
+    paths: &[String],
+    env: &toolgate::claude::Environment,
+) -> Result<toolgate::claude::Loaded, String> {
+    use toolgate::claude::{Scope, SettingsFile};
+    let mut files = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read `{p}`: {e}"))?;
+        files.push(SettingsFile {
+            scope: Scope::of_path(p, env.home.as_deref()),
+            path: p.clone(),
+            text,
+        });
+    }
+    toolgate::claude::load(&files, env).map_err(|d| {
+        let mut s = String::new();
+        for x in d.iter() {
+            s.push_str(&x.render(None));
+        }
+        s
+    })
+}
+
+/// One Claude Code settings file as a policy, warnings printed, for `check`
+/// and `compile`: the project directory is the one holding its `.claude`,
+/// else the current directory.
+fn settings_policy(path: &str) -> Result<toolgate::claude::Loaded, ExitCode> {
+    let file = absolute(path);
+    let env = toolgate::claude::Environment {
+        home: home(),
+        project_dir: project_of(&file).or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string())
+        }),
+        trust_project: false,
+        mode: None,
+    };
+    let loaded = load_settings(&[file], &env).map_err(|e| {
+        eprint!("{e}");
+        eprintln!("the settings cannot be used");
+        ExitCode::from(EXIT_INVALID)
+    })?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Err(d) = Engine::build_with(&loaded.policy, &registry()) {
+        eprint!("{}", d.render(None));
+        return Err(ExitCode::from(EXIT_INVALID));
+    }
+    Ok(loaded)
+}
+
+fn decide_settings(
+    files: &[String],
+    trust_project: bool,
+    engine: EngineArg,
+    calls: &str,
+) -> ExitCode {
+    let files: Vec<String> = files.iter().map(|f| absolute(f)).collect();
+    let project_dir = files.iter().find_map(|f| project_of(f)).or_else(|| {
+        std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string())
+    });
+    let env = toolgate::claude::Environment {
+        home: home(),
+        project_dir: project_dir.clone(),
+        trust_project,
+        mode: None,
+    };
+    let loaded = match load_settings(&files, &env) {
+        Ok(l) => l,
+        Err(e) => {
+            eprint!("{e}");
+            eprintln!("the settings cannot be used");
+            return ExitCode::from(if e.starts_with("cannot read") {
+                EXIT_IO
+            } else {
+                EXIT_INVALID
+            });
+        }
+    };
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let inner = match engine.kind().build(&loaded.policy, &registry()) {
+        Ok(i) => i,
+        Err(d) => {
+            eprint!("{}", d.render(None));
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let evaluator = loaded.evaluator(inner);
+    let prep = move |mut c: Call| {
+        if c.cwd.is_none() {
+            c.cwd = project_dir.clone();
+        }
+        toolgate::claude::prepare_call(c)
+    };
+    decide(&evaluator, calls, &prep)
+}
+
+/// Prints a hook answer; the hook always exits 0 so that the agent reads it.
+fn hook_answer(decision: Decision, reason: &str) -> ExitCode {
+    let _ = out(&format!("{}\n", toolgate::claude::answer(decision, reason)));
+    ExitCode::SUCCESS
+}
+
+/// The project directory of a hook call: `$CLAUDE_PROJECT_DIR`, else the
+/// nearest directory from `cwd` up (below `$HOME`) that holds Claude Code
+/// project settings, else `cwd`.
+fn hook_project_dir(cwd: Option<&str>, home: Option<&str>) -> Option<String> {
+    if let Some(d) = std::env::var("CLAUDE_PROJECT_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/'))
+    {
+        return Some(d);
+    }
+    let cwd = cwd?;
+    let mut dir = Some(std::path::Path::new(cwd));
+    while let Some(d) = dir {
+        if home.is_some_and(|h| std::path::Path::new(h) == d) {
+            break;
+        }
+        let c = d.join(".claude");
+        if c.join("settings.json").exists() || c.join("settings.local.json").exists() {
+            return Some(d.display().to_string());
+        }
+        dir = d.parent();
+    }
+    Some(cwd.to_string())
+}
+
+/// The settings files Claude Code would read for a project, those that
+/// exist: managed, local, project, user.
+fn discover(project: Option<&str>, home: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in [
+        "/etc/claude-code",
+        "/Library/Application Support/ClaudeCode",
+    ] {
+        let f = format!("{dir}/managed-settings.json");
+        if std::path::Path::new(&f).exists() {
+            out.push(f);
+        }
+        if let Ok(entries) = std::fs::read_dir(format!("{dir}/managed-settings.d")) {
+            let mut drop_ins: Vec<String> = entries
+                .flatten()
+                .map(|e| e.path().display().to_string())
+                .filter(|p| p.ends_with(".json"))
+                .collect();
+            drop_ins.sort();
+            out.extend(drop_ins);
+        }
+    }
+    if let Some(p) = project {
+        for name in ["settings.local.json", "settings.json"] {
+            let f = format!("{}/.claude/{name}", p.trim_end_matches('/'));
+            if std::path::Path::new(&f).exists() {
+                out.push(f);
+            }
+        }
+    }
+    let user_dir = std::env::var("CLAUDE_CONFIG_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/'))
+        .or_else(|| home.map(|h| format!("{}/.claude", h.trim_end_matches('/'))));
+    if let Some(d) = user_dir {
+        let f = format!("{d}/settings.json");
+        if std::path::Path::new(&f).exists() && !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The hook's reason: the verdict's, and the settings file behind its rule.
+fn hook_reason(v: &Verdict) -> String {
+    match v.rule.as_ref().map(|r| r.source.as_str()) {
+        Some(s) if !s.is_empty() && s != "claude-code" => format!("{} ({s} settings)", v.reason),
+        _ => v.reason.clone(),
+    }
+}
+
+fn hook(settings: &[String], bundle: Option<&str>, trust_project: bool) -> ExitCode {
+    const LIMIT: u64 = 16 << 20;
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin()
+        .lock()
+        .take(LIMIT + 1)
+        .read_to_end(&mut input)
+    {
+        return hook_answer(
+            Decision::Deny,
+            &format!("the hook input could not be read: {e}"),
+        );
+    }
+    if input.len() as u64 > LIMIT {
+        return hook_answer(
+            Decision::Deny,
+            &format!("the hook input is longer than {LIMIT} bytes"),
+        );
+    }
+    let Ok(text) = std::str::from_utf8(&input) else {
+        return hook_answer(Decision::Deny, "the hook input is not UTF-8");
+    };
+    let payload = match toolgate::claude::Payload::from_json(text) {
+        Ok(p) => p,
+        Err(e) => return hook_answer(Decision::Deny, &e),
+    };
+    let home = home();
+    let project = hook_project_dir(payload.call.cwd.as_deref(), home.as_deref());
+    let mut call = payload.call;
+    if call.cwd.is_none() {
+        call.cwd = project.clone();
+    }
+    if let Some(b) = bundle {
+        let mapped = match map(b) {
+            Ok(m) => m,
+            Err(_) => {
+                return hook_answer(
+                    Decision::Deny,
+                    &format!("the artifact `{b}` cannot be read"),
+                )
+            }
+        };
+        return match Engine::from_bytes_with(&mapped, &registry()) {
+            Ok(engine) => {
+                let v = engine.would(&call);
+                hook_answer(v.decision, &hook_reason(&v))
+            }
+            Err(e) => hook_answer(
+                Decision::Deny,
+                &format!("the artifact `{b}` is not usable: {e}"),
+            ),
+        };
+    }
+    let files: Vec<String> = if settings.is_empty() {
+        discover(project.as_deref(), home.as_deref())
+    } else {
+        settings.iter().map(|f| absolute(f)).collect()
+    };
+    let env = toolgate::claude::Environment {
+        home,
+        project_dir: project,
+        trust_project,
+        mode: payload.mode,
+    };
+    let loaded = match load_settings(&files, &env) {
+        Ok(l) => l,
+        Err(e) => {
+            eprint!("{e}");
+            let first = e.lines().next().unwrap_or("").trim_start_matches("error: ");
+            return hook_answer(
+                Decision::Deny,
+                &format!("the Claude Code settings cannot be used: {first}"),
+            );
+        }
+    };
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let inner = match EngineKind::Compiled.build(&loaded.policy, &registry()) {
+        Ok(i) => i,
+        Err(d) => {
+            return hook_answer(
+                Decision::Deny,
+                &format!(
+                    "the Claude Code settings cannot be compiled: {}",
+                    d.first().message
+                ),
+            )
+        }
+    };
+    let v = loaded.evaluator(inner).would(&call);
+    hook_answer(v.decision, &hook_reason(&v))
 }
 
 #[cfg(test)]

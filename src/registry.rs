@@ -171,6 +171,7 @@ impl MatcherKind for GlobKind {
 /// use toolgate::Registry;
 /// let r = Registry::builtin();
 /// assert!(r.kind("prefix").is_some() && r.kind("glob").is_some());
+/// assert!(r.kind("path").is_some() && r.kind("domain").is_some());
 /// assert!(r.kind("regex").is_none());
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -180,13 +181,25 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in kinds, `prefix` and `glob`, and the splitter `shell`
-    /// ([`crate::shell::ShellSplitter`] with its default configuration).
+    /// The built-in kinds, `prefix` and `glob`, Claude Code's
+    /// `claude-bash`, `path` (with no home directory) and `domain`
+    /// ([`crate::kinds`]); the splitter `shell`
+    /// ([`crate::shell::ShellSplitter`] with its default configuration) and
+    /// `claude-shell` ([`crate::claude::ClaudeShellSplitter`]), the same
+    /// splitter routing redirect targets and the file operands of the
+    /// programs it knows to Claude Code's `Edit` and `Read` tools.
     pub fn builtin() -> Registry {
         let mut r = Registry::default();
         r.add_kind(Arc::new(PrefixKind));
         r.add_kind(Arc::new(GlobKind));
+        r.add_kind(Arc::new(crate::kinds::ClaudeBashKind));
+        r.add_kind(Arc::new(crate::kinds::PathKind::new()));
+        r.add_kind(Arc::new(crate::kinds::DomainKind));
         r.add_splitter("shell", Arc::new(crate::shell::ShellSplitter::default()));
+        r.add_splitter(
+            "claude-shell",
+            Arc::new(crate::claude::ClaudeShellSplitter::default()),
+        );
         r
     }
 

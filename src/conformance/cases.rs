@@ -74,6 +74,8 @@ pub enum FileKind {
     Matchers,
     /// Policies, calls and verdicts.
     Decisions,
+    /// Claude Code settings files, calls and verdicts.
+    ClaudeCode,
 }
 
 /// Recognises a file's shape from its first case.
@@ -85,6 +87,8 @@ pub fn kind_of(v: &Value) -> Option<FileKind> {
         Some(FileKind::Matchers)
     } else if first.get("policy").is_some() {
         Some(FileKind::Decisions)
+    } else if first.get("settings").is_some() {
+        Some(FileKind::ClaudeCode)
     } else {
         None
     }
@@ -105,8 +109,13 @@ pub(super) fn run(name: &str, text: &str, engines: &[EngineKind]) -> Result<Repo
             let f: DecisionsFile = serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
             Ok(run_decisions(name, &f, engines))
         }
+        Some(FileKind::ClaudeCode) => {
+            let f: super::claude::ClaudeFile =
+                serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
+            Ok(super::claude::run(name, &f, engines))
+        }
         None => Err(format!(
-            "{name}: not a conformance file: expected `cases` whose entries have `input`, `matcher` or `policy`"
+            "{name}: not a conformance file: expected `cases` whose entries have `input`, `matcher`, `policy` or `settings`"
         )),
     }
 }
@@ -199,7 +208,7 @@ fn run_grammar(file: &str, f: &GrammarFile) -> Report {
     r
 }
 
-fn record(r: &mut Report, file: &str, case: &str, engine: &str, failures: Vec<String>) {
+pub(super) fn record(r: &mut Report, file: &str, case: &str, engine: &str, failures: Vec<String>) {
     if failures.is_empty() {
         r.passed += 1;
     } else {
@@ -401,14 +410,14 @@ struct RevokeCase {
 
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-struct CallCase {
-    tool: String,
+pub(super) struct CallCase {
+    pub(super) tool: String,
     #[serde(deserialize_with = "present")]
     args: Option<Value>,
     subjects: Option<Vec<SubjectCase>>,
     subjects_error: Option<String>,
     confined: Option<String>,
-    want: Want,
+    pub(super) want: Want,
     /// toolgate extension: the grant scope the call is decided under.
     scope: Option<String>,
     /// toolgate extension: the arguments as raw text (may be invalid).
@@ -429,7 +438,7 @@ struct SubjectCase {
 
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-struct Want {
+pub(super) struct Want {
     action: String,
     held: Option<bool>,
     rule: Option<String>,
@@ -441,9 +450,9 @@ struct Want {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Offer {
-    tools: Vec<String>,
-    want: Vec<String>,
+pub(super) struct Offer {
+    pub(super) tools: Vec<String>,
+    pub(super) want: Vec<String>,
 }
 
 /// The simulated splitter of the corpus: the subjects a case lists for a
@@ -701,7 +710,7 @@ fn run_case(case: &DecisionCase, policy: &Policy, e: EngineKind) -> Vec<String> 
     out
 }
 
-fn make_call(c: &CallCase, n: usize) -> Call {
+pub(super) fn make_call(c: &CallCase, n: usize) -> Call {
     Call {
         tool: c.tool.clone(),
         args: call_args(c),
@@ -713,7 +722,7 @@ fn make_call(c: &CallCase, n: usize) -> Call {
     }
 }
 
-fn compare(v: &Verdict, w: &Want) -> Vec<String> {
+pub(super) fn compare(v: &Verdict, w: &Want) -> Vec<String> {
     let mut out = Vec::new();
     match Decision::from_any_name(&w.action) {
         Some(d) if d == v.decision => {}

@@ -6,7 +6,10 @@
 //! * **grammar**: `{"cases": [{"name", "input", "rules" | "error"}]}`;
 //! * **matchers**: `{"cases": [{"matcher", "spec", "args" | "raw", "match"}]}`;
 //! * **decisions**: `{"matchers"?, "cases": [{"name", "policy", ...}]}`,
-//!   agentpolicy's `decisions.json` and toolgate's own cases alike.
+//!   agentpolicy's `decisions.json` and toolgate's own cases alike;
+//! * **claude-code**: `{"cases": [{"name", "settings", ...}]}`: Claude Code
+//!   settings files read by the front end ([`crate::claude`]), then calls
+//!   decided as the decision cases decide them.
 //!
 //! Grammar cases run once (parsing is shared); matcher and decision cases
 //! run on every engine given, and a case passes when it passes on all of
@@ -22,6 +25,7 @@
 //! The harness does no I/O: callers hand it file names and contents.
 
 mod cases;
+mod claude;
 
 pub use cases::{EngineKind, FileKind};
 

@@ -1,0 +1,229 @@
+//! The PreToolUse hook's payload and answer, the call intake Claude Code's
+//! tools need, and the evaluator that applies MCP allow globs.
+
+use super::McpAllow;
+use crate::call::{Args, Call};
+use crate::decision::{Decision, RuleRef, Verdict};
+use crate::engine::{Evaluator, Grant};
+use crate::policy::RuleSet;
+use serde_json::{json, Value};
+
+/// A PreToolUse payload, read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Payload {
+    /// The call: `tool_name`, `tool_input`, `tool_use_id` and `cwd`.
+    pub call: Call,
+    /// `permission_mode`, when the payload names one.
+    pub mode: Option<String>,
+    /// `session_id`, when the payload names one.
+    pub session: Option<String>,
+}
+
+impl Payload {
+    /// Reads a payload: a JSON object with `tool_name` (a string),
+    /// `tool_input`, and optionally `cwd`, `permission_mode`, `session_id`,
+    /// `tool_use_id` and `hook_event_name` (which must be `PreToolUse`);
+    /// other members are ignored. Duplicate keys are refused at every level.
+    ///
+    /// ```
+    /// use toolgate::claude::Payload;
+    /// let p = Payload::from_json(r#"{"session_id": "s", "cwd": "/repo", "hook_event_name": "PreToolUse",
+    ///     "tool_name": "Bash", "tool_input": {"command": "ls"}, "permission_mode": "default"}"#)?;
+    /// assert_eq!(p.call.tool, "Bash");
+    /// assert_eq!(p.call.cwd.as_deref(), Some("/repo"));
+    /// # Ok::<(), String>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A message naming what is missing or malformed.
+    pub fn from_json(text: &str) -> Result<Payload, String> {
+        let v = crate::json::parse_strict(text)
+            .map_err(|e| format!("the hook input is not JSON: {e}"))?;
+        let Value::Object(mut m) = v else {
+            return Err("the hook input is not a JSON object".into());
+        };
+        let text_member = |m: &mut serde_json::Map<String, Value>, k: &str| match m.remove(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(format!(
+                "`{k}` in the hook input must be a string, not `{other}`"
+            )),
+        };
+        if let Some(ev) = text_member(&mut m, "hook_event_name")? {
+            if ev != "PreToolUse" {
+                return Err(format!(
+                    "the hook input is a `{ev}` event; install `toolgate hook claude-code` under `PreToolUse`"
+                ));
+            }
+        }
+        let mode = text_member(&mut m, "permission_mode")?;
+        let session = text_member(&mut m, "session_id")?;
+        let tool = match m.remove("tool_name") {
+            Some(Value::String(s)) if !s.is_empty() => s,
+            Some(_) => {
+                return Err("`tool_name` in the hook input must be a non-empty string".into())
+            }
+            None => return Err("the hook input has no `tool_name`".into()),
+        };
+        let args = match m.remove("tool_input") {
+            Some(v) => Args::from_value(v),
+            None => return Err("the hook input has no `tool_input`".into()),
+        };
+        let call = Call {
+            tool,
+            args,
+            run_id: String::new(),
+            call_id: text_member(&mut m, "tool_use_id")?.unwrap_or_default(),
+            confined: None,
+            scope: None,
+            cwd: text_member(&mut m, "cwd")?,
+        };
+        Ok(Payload {
+            call: prepare_call(call),
+            mode,
+            session,
+        })
+    }
+}
+
+/// What Claude Code's tools do with a call before running it, applied
+/// before deciding: `Grep`, `Glob` and `LS` without a `path` search the
+/// working directory, so they are decided as calls with `path` `.`.
+///
+/// ```
+/// use toolgate::claude::prepare_call;
+/// use toolgate::Call;
+/// let c = prepare_call(Call::new("Grep", r#"{"pattern": "TODO"}"#));
+/// assert_eq!(c.args.str_member("path"), Some("."));
+/// ```
+pub fn prepare_call(mut call: Call) -> Call {
+    if matches!(call.tool.as_str(), "Grep" | "Glob" | "LS") {
+        if let Some(Value::Object(m)) = call.args.value() {
+            if matches!(m.get("path"), None | Some(Value::Null)) {
+                let mut m = m.clone();
+                m.insert("path".into(), Value::String(".".into()));
+                call.args = Args::from_value(Value::Object(m));
+            }
+        }
+    }
+    call
+}
+
+/// The hook's answer: `hookSpecificOutput` with the decision and the reason.
+///
+/// ```
+/// use toolgate::claude::answer;
+/// use toolgate::Decision;
+/// let a = answer(Decision::Deny, "denied by Bash(rm *)");
+/// assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny");
+/// ```
+pub fn answer(decision: Decision, reason: &str) -> Value {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision.as_str(),
+            "permissionDecisionReason": format!("toolgate: {reason}"),
+        }
+    })
+}
+
+/// An engine built from a Claude Code policy, with the MCP allow globs the
+/// core cannot hold applied to the calls no rule decided: a call the
+/// default would ask about or deny is allowed when its tool name matches
+/// an allow glob (`mcp__github__*` for `mcp__github`). Deny and ask rules
+/// always come first, since a call they decide never reaches the default.
+pub struct ClaudeEvaluator {
+    inner: Box<dyn Evaluator>,
+    mcp_allow: Vec<McpAllow>,
+}
+
+impl std::fmt::Debug for ClaudeEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaudeEvaluator")
+            .field("mcp_allow", &self.mcp_allow)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClaudeEvaluator {
+    /// Wraps `inner`.
+    pub fn new(inner: Box<dyn Evaluator>, mcp_allow: Vec<McpAllow>) -> ClaudeEvaluator {
+        ClaudeEvaluator { inner, mcp_allow }
+    }
+
+    fn upgrade(&self, call: &Call, v: Verdict) -> Verdict {
+        if v.rule.is_some() || v.decision == Decision::Allow {
+            return v;
+        }
+        let default_text = match v.decision {
+            Decision::Ask => format!("no rule allows {}: approval required by default", call.tool),
+            Decision::Deny => format!("no rule allows {}: denied by default", call.tool),
+            Decision::Allow => return v,
+        };
+        if v.reason != default_text || !v.subject.is_empty() {
+            return v;
+        }
+        let Some(m) = self
+            .mcp_allow
+            .iter()
+            .find(|m| crate::reference::glob(&m.glob, &call.tool))
+        else {
+            return v;
+        };
+        let mut out = v;
+        out.decision = Decision::Allow;
+        out.reason = format!("allowed by {}", m.rule);
+        out.rule = Some(RuleRef {
+            text: m.rule.clone(),
+            source: m.source.clone(),
+            source_hash: String::new(),
+            note: String::new(),
+        });
+        out
+    }
+}
+
+/// Whether a verdict is a call that could not be evaluated (which holds
+/// its batch as an ask does).
+fn unevaluable(call: &Call, v: &Verdict) -> bool {
+    v.rule.is_none()
+        && v.decision == Decision::Deny
+        && v.reason
+            .starts_with(&format!("{} call could not be evaluated: ", call.tool))
+}
+
+impl Evaluator for ClaudeEvaluator {
+    fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
+        let results = calls
+            .iter()
+            .map(|c| {
+                let v = self.would(c);
+                let asks = v.decision == Decision::Ask || unevaluable(c, &v);
+                (v, asks)
+            })
+            .collect();
+        crate::engine::hold(results)
+    }
+
+    fn would(&self, call: &Call) -> Verdict {
+        let v = self.inner.would(call);
+        self.upgrade(call, v)
+    }
+
+    fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {
+        self.inner.grant_set(set, scope)
+    }
+
+    fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize {
+        self.inner.revoke(source, scope)
+    }
+
+    fn revoke_scope(&mut self, scope: Option<&str>) -> usize {
+        self.inner.revoke_scope(scope)
+    }
+
+    fn filter(&self, tools: &[String]) -> Vec<String> {
+        self.inner.filter(tools)
+    }
+}

@@ -1,0 +1,928 @@
+//! Claude Code front end: settings files as a policy, and the PreToolUse
+//! hook's payload and answer.
+//!
+//! [`load`] reads Claude Code settings files as they are (their
+//! `permissions` member: `allow`, `ask`, `deny`, `defaultMode`,
+//! `additionalDirectories`; every other member is ignored) and lowers them
+//! into a [`Policy`]: one ranked source per file in Claude Code's order
+//! (managed, command line, local project, shared project, user), the
+//! project files untrusted unless the caller trusts them, the tool table of
+//! Claude Code's built-in tools with the `claude-bash`, `path` and `domain`
+//! kinds ([`crate::kinds`]) and the `claude-shell` splitter
+//! ([`ClaudeShellSplitter`]), and a built-in source holding what the
+//! permission mode allows and what Claude Code always asks about.
+//!
+//! Two things a settings file can say do not fit the core's model and are
+//! handled here: allow rules naming MCP tools by glob (`mcp__github`,
+//! `mcp__github__get_*`), which the core refuses, are kept in
+//! [`Loaded::mcp_allow`] and applied by [`ClaudeEvaluator`] to calls no
+//! rule decided; and rules toolgate cannot read are skipped in the allow
+//! list and applied to every call of their tool in the deny and ask lists,
+//! each with a warning. `spec/claude-code.md` states every rule and every
+//! difference from Claude Code.
+//!
+//! The library does no I/O: the caller reads the files and names the home
+//! and project directories. Depends on `policy`, `kinds`, `shell`,
+//! `engine` (the [`Evaluator`] trait) and `json`.
+
+mod hook;
+mod rules;
+mod shell;
+
+pub use hook::{answer, prepare_call, ClaudeEvaluator, Payload};
+pub use rules::{EDIT_FAMILY, READ_FAMILY};
+pub use shell::ClaudeShellSplitter;
+
+use crate::decision::Decision;
+use crate::diag::{Diagnostic, Diagnostics, Location};
+use crate::engine::Evaluator;
+use crate::policy::{List, MatcherDecl, Policy, RuleDecl, RuleLists, RuleSet, Source};
+use serde_json::Value;
+
+/// Where a settings file sits in Claude Code's precedence, highest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// `managed-settings.json` and its drop-ins.
+    Managed,
+    /// A file given on the command line (`--settings`).
+    CommandLine,
+    /// `.claude/settings.local.json`.
+    Local,
+    /// `.claude/settings.json`.
+    Project,
+    /// `~/.claude/settings.json`.
+    User,
+}
+
+impl Scope {
+    /// The source's name and the word messages use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Managed => "managed",
+            Scope::CommandLine => "command-line",
+            Scope::Local => "local",
+            Scope::Project => "project",
+            Scope::User => "user",
+        }
+    }
+
+    /// The source's rank: managed 50 down to user 10; the built-in source
+    /// is 0.
+    pub fn rank(self) -> i64 {
+        match self {
+            Scope::Managed => 50,
+            Scope::CommandLine => 40,
+            Scope::Local => 30,
+            Scope::Project => 20,
+            Scope::User => 10,
+        }
+    }
+
+    /// Whether the file belongs to the project, whose allow rules wait for
+    /// the user's trust.
+    pub fn is_project(self) -> bool {
+        matches!(self, Scope::Local | Scope::Project)
+    }
+
+    /// The scope a settings file's path says it has: `…/.claude/settings.json`
+    /// is the project's, `…/.claude/settings.local.json` the local one,
+    /// `<home>/.claude/settings.json` the user's, `managed-settings.json`
+    /// (or a file in `managed-settings.d/`) managed; anything else is a file
+    /// given on the command line.
+    pub fn of_path(path: &str, home: Option<&str>) -> Scope {
+        let p = path.replace('\\', "/");
+        if p.ends_with("/managed-settings.json")
+            || p == "managed-settings.json"
+            || p.contains("/managed-settings.d/")
+        {
+            return Scope::Managed;
+        }
+        if let Some(h) = home {
+            let h = h.trim_end_matches('/');
+            if p == format!("{h}/.claude/settings.json") {
+                return Scope::User;
+            }
+        }
+        if p.ends_with(".claude/settings.local.json") {
+            Scope::Local
+        } else if p.ends_with(".claude/settings.json") {
+            Scope::Project
+        } else {
+            Scope::CommandLine
+        }
+    }
+}
+
+/// Claude Code's permission modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `default` (or `manual`): asks on first use; reads in the working
+    /// directories need no approval.
+    Default,
+    /// `acceptEdits`: also edits in the working directories.
+    AcceptEdits,
+    /// `plan`: reads only; edits are denied.
+    Plan,
+    /// `dontAsk`: whatever would ask is denied.
+    DontAsk,
+    /// `bypassPermissions`: everything runs but what a deny or ask rule
+    /// names.
+    BypassPermissions,
+}
+
+impl Mode {
+    /// Reads a mode as settings and hook payloads write it. `auto` (a
+    /// classifier toolgate does not have) reads as `default`; the second
+    /// member says so.
+    pub fn parse(s: &str) -> Option<(Mode, Option<&'static str>)> {
+        Some(match s {
+            "default" | "manual" => (Mode::Default, None),
+            "acceptEdits" => (Mode::AcceptEdits, None),
+            "plan" => (Mode::Plan, None),
+            "dontAsk" => (Mode::DontAsk, None),
+            "bypassPermissions" => (Mode::BypassPermissions, None),
+            "auto" => (
+                Mode::Default,
+                Some("toolgate has no classifier: the mode `auto` is read as `default`"),
+            ),
+            _ => return None,
+        })
+    }
+
+    /// The name Claude Code writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AcceptEdits => "acceptEdits",
+            Mode::Plan => "plan",
+            Mode::DontAsk => "dontAsk",
+            Mode::BypassPermissions => "bypassPermissions",
+        }
+    }
+
+    fn loosens(self) -> bool {
+        matches!(self, Mode::AcceptEdits | Mode::BypassPermissions)
+    }
+}
+
+/// One settings file: where it is, what it holds, and its scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsFile {
+    /// Its place in the precedence.
+    pub scope: Scope,
+    /// Its path, for the record and for anchors: `/path` rules resolve
+    /// against the project directory for project, local and managed files,
+    /// and against the file's own directory for user and command-line
+    /// files.
+    pub path: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// What loading needs besides the files.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Environment {
+    /// The home directory: `~/` rules, `~` in calls.
+    pub home: Option<String>,
+    /// The project directory, where Claude Code started: the working
+    /// directory the mode's rules cover, and the anchor of `/path` rules in
+    /// project, local and managed files.
+    pub project_dir: Option<String>,
+    /// Whether the project's own files (shared and local) are trusted: their
+    /// allow rules, `additionalDirectories` and loosening modes apply.
+    pub trust_project: bool,
+    /// The session's permission mode, when the caller knows it (a hook
+    /// payload's `permission_mode`); otherwise the files' `defaultMode`.
+    pub mode: Option<String>,
+}
+
+/// An MCP allow rule the core cannot hold: a glob over tool names after a
+/// literal `mcp__<server>__`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpAllow {
+    /// The tool-name glob (`mcp__github__*`).
+    pub glob: String,
+    /// The rule as written (`mcp__github`).
+    pub rule: String,
+    /// The source's name.
+    pub source: String,
+}
+
+/// Settings files lowered into a policy.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The policy: build it with any engine.
+    pub policy: Policy,
+    /// MCP allow globs, applied by [`ClaudeEvaluator`].
+    pub mcp_allow: Vec<McpAllow>,
+    /// The permission mode in force.
+    pub mode: Mode,
+    /// The working directories (the project directory and the trusted
+    /// `additionalDirectories`), absolute.
+    pub working_dirs: Vec<String>,
+    /// What the reader should know: rules skipped or read more strictly,
+    /// settings withheld from untrusted files.
+    pub warnings: Vec<String>,
+}
+
+impl Loaded {
+    /// Wraps an engine built from [`Loaded::policy`] so that the MCP allow
+    /// globs apply.
+    pub fn evaluator(&self, inner: Box<dyn Evaluator>) -> ClaudeEvaluator {
+        ClaudeEvaluator::new(inner, self.mcp_allow.clone())
+    }
+}
+
+/// Claude Code's built-in tools: (tool, kind, field, splitter).
+pub const TOOLS: &[(&str, &str, &str, Option<&str>)] = &[
+    ("Bash", "claude-bash", "command", Some("claude-shell")),
+    ("Read", "path", "file_path", None),
+    ("Edit", "path", "file_path", None),
+    ("Write", "path", "file_path", None),
+    ("MultiEdit", "path", "file_path", None),
+    ("NotebookEdit", "path", "notebook_path", None),
+    ("NotebookRead", "path", "notebook_path", None),
+    ("Glob", "path", "path", None),
+    ("Grep", "path", "path", None),
+    ("LS", "path", "path", None),
+    ("WebFetch", "domain", "url", None),
+    ("Agent", "claude-bash", "subagent_type", None),
+    ("Task", "claude-bash", "subagent_type", None),
+    ("Skill", "claude-bash", "skill", None),
+];
+
+/// Tools Claude Code runs without asking in every mode.
+pub const NO_PERMISSION: &[&str] = &[
+    "Agent",
+    "Task",
+    "AskUserQuestion",
+    "BashOutput",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitWorktree",
+    "KillShell",
+    "ListMcpResourcesTool",
+    "LSP",
+    "ReadMcpResourceTool",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoRead",
+    "TodoWrite",
+    "ToolSearch",
+];
+
+/// Directories and files Claude Code never auto-approves writes to, except
+/// in `bypassPermissions`.
+const PROTECTED: &[&str] = &[
+    "//**/.git",
+    "//**/.config/git",
+    "//**/.vscode",
+    "//**/.idea",
+    "//**/.husky",
+    "//**/.cargo",
+    "//**/.devcontainer",
+    "//**/.yarn",
+    "//**/.mvn",
+    "//**/.claude",
+    "//**/.bashrc",
+    "//**/.bash_profile",
+    "//**/.bash_login",
+    "//**/.profile",
+    "//**/.zshrc",
+    "//**/.zshenv",
+    "//**/.zprofile",
+    "//**/.gitconfig",
+    "//**/.npmrc",
+    "//**/.mcp.json",
+    "//**/.claude.json",
+];
+
+/// Programs that run another command in a way Claude Code never approves
+/// by a prefix rule.
+const EXEC_ASKS: &[(&str, &str)] = &[
+    (
+        "watch *",
+        "`watch` runs its command repeatedly; Claude Code always asks",
+    ),
+    (
+        "setsid *",
+        "`setsid` runs its command detached; Claude Code always asks",
+    ),
+    (
+        "ionice *",
+        "`ionice` runs another command; Claude Code always asks",
+    ),
+    (
+        "flock *",
+        "`flock` runs another command; Claude Code always asks",
+    ),
+    (
+        "find * -delete*",
+        "`find -delete` removes files; Claude Code always asks",
+    ),
+    (
+        "find * -fprint*",
+        "`find -fprint` writes files; Claude Code always asks",
+    ),
+    (
+        "find * -fls *",
+        "`find -fls` writes files; Claude Code always asks",
+    ),
+];
+
+/// Targets whose removal Claude Code asks about in every mode.
+const CRITICAL: &[&str] = &["/", "~", "~/", "$HOME", "${HOME}", ".", "..", "./", "../"];
+
+fn invalid(path: &str, message: String, help: &str) -> Diagnostic {
+    Diagnostic::new("invalid_settings", message)
+        .with_help(help)
+        .at(Location {
+            file: path.to_string(),
+            path: String::new(),
+            span: None,
+        })
+}
+
+/// The directory part of `path` (`/` for a file at the root, `.` for a
+/// bare name).
+fn parent(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) => "/",
+        Some(i) => path.get(..i).unwrap_or("."),
+        None => ".",
+    }
+}
+
+/// A directory written in `additionalDirectories`, made absolute.
+fn resolve_dir(dir: &str, env: &Environment) -> Option<String> {
+    let d = dir.trim();
+    if d.is_empty() {
+        return None;
+    }
+    if let Some(rest) = d.strip_prefix('~') {
+        if rest.is_empty() || rest.starts_with('/') {
+            return env
+                .home
+                .as_ref()
+                .map(|h| format!("{}{rest}", h.trim_end_matches('/')));
+        }
+        return None;
+    }
+    if d.starts_with('/') {
+        return Some(d.to_string());
+    }
+    env.project_dir
+        .as_ref()
+        .map(|p| format!("{}/{d}", p.trim_end_matches('/')))
+}
+
+/// A directory as a `path` pattern covering it and everything inside.
+fn dir_pattern(dir: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in dir.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    // Characters the pattern syntax would read are escaped.
+    let mut out = String::from("/");
+    for p in parts {
+        out.push('/');
+        for c in p.chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+const PERMISSIONS: &[&str] = &[
+    "allow",
+    "ask",
+    "deny",
+    "defaultMode",
+    "additionalDirectories",
+    "disableBypassPermissionsMode",
+    "disableAutoMode",
+    "allowManagedPermissionRulesOnly",
+];
+
+/// One file read.
+struct Read {
+    scope: Scope,
+    path: String,
+    hash: String,
+    permissions: serde_json::Map<String, Value>,
+}
+
+/// Reads settings files into a policy (see the module documentation).
+///
+/// ```
+/// use toolgate::claude::{load, Environment, Scope, SettingsFile};
+/// use toolgate::{Call, Decision, Engine};
+/// let files = [SettingsFile {
+///     scope: Scope::User,
+///     path: "/home/u/.claude/settings.json".into(),
+///     text: r#"{"permissions": {"allow": ["Bash(npm test *)"], "deny": ["Read(.env)"]},
+///               "model": "opus"}"#.into(),
+/// }];
+/// let env = Environment { home: Some("/home/u".into()), project_dir: Some("/repo".into()), ..Environment::default() };
+/// let loaded = load(&files, &env)?;
+/// let engine = Engine::build(&loaded.policy)?;
+/// let mut call = Call::new("Bash", r#"{"command": "npm test -- --watch"}"#);
+/// call.cwd = Some("/repo".into());
+/// assert_eq!(engine.decide(&call).decision, Decision::Allow);
+/// let mut call = Call::new("Read", r#"{"file_path": "/repo/.env"}"#);
+/// call.cwd = Some("/repo".into());
+/// assert_eq!(engine.decide(&call).reason, "denied by Read(.env)");
+/// # Ok::<(), toolgate::Diagnostics>(())
+/// ```
+///
+/// # Errors
+///
+/// A file that is not a JSON object, a `permissions` member that is not an
+/// object or holds an unknown member, a list that is not an array of
+/// strings, and a deny or ask rule that is not a rule at all. Every problem
+/// is reported, each naming its file.
+pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnostics> {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let mut read: Vec<Read> = Vec::new();
+    for f in files {
+        let v = match crate::json::parse_strict(&f.text) {
+            Ok(v) => v,
+            Err(e) => {
+                errors.push(invalid(
+                    &f.path,
+                    format!("`{}` is not valid JSON: {e}", f.path),
+                    "fix the JSON syntax; duplicate keys are refused",
+                ));
+                continue;
+            }
+        };
+        let Value::Object(mut obj) = v else {
+            errors.push(invalid(
+                &f.path,
+                format!("`{}` is not a JSON object", f.path),
+                "a settings file is an object such as `{\"permissions\": {\"allow\": []}}`",
+            ));
+            continue;
+        };
+        let permissions = match obj.remove("permissions") {
+            None => serde_json::Map::new(),
+            Some(Value::Object(p)) => p,
+            Some(other) => {
+                errors.push(invalid(
+                    &f.path,
+                    format!(
+                        "`permissions` in `{}` must be an object, not `{other}`",
+                        f.path
+                    ),
+                    "write `\"permissions\": {\"allow\": [...], \"deny\": [...]}`",
+                ));
+                continue;
+            }
+        };
+        for k in permissions.keys() {
+            if !PERMISSIONS.contains(&k.as_str()) {
+                let hint = crate::policy::doc::suggest(k, PERMISSIONS)
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
+                errors.push(invalid(
+                    &f.path,
+                    format!("`permissions.{k}` in `{}` is not a permission setting", f.path),
+                    &format!(
+                        "{hint}`permissions` holds `allow`, `ask`, `deny`, `defaultMode` and `additionalDirectories`"
+                    ),
+                ));
+            }
+        }
+        read.push(Read {
+            scope: f.scope,
+            path: f.path.clone(),
+            hash: blake3::hash(f.text.as_bytes())
+                .to_hex()
+                .get(..16)
+                .unwrap_or("")
+                .to_string(),
+            permissions,
+        });
+    }
+    // Claude Code's order: managed first, then command line, local, project,
+    // user; files of one scope in the order given.
+    read.sort_by_key(|r| r.scope);
+
+    let trusted = |s: Scope| !s.is_project() || env.trust_project;
+    let managed_only = read.iter().any(|r| {
+        r.scope == Scope::Managed
+            && r.permissions.get("allowManagedPermissionRulesOnly") == Some(&Value::Bool(true))
+    });
+    if managed_only {
+        warnings.push(
+            "managed settings set `allowManagedPermissionRulesOnly`: only managed rules apply"
+                .to_string(),
+        );
+    }
+
+    // The mode: the session's, else the highest file's `defaultMode`.
+    let mut mode = Mode::Default;
+    let mut mode_set = false;
+    if let Some(m) = env.mode.as_deref() {
+        match Mode::parse(m) {
+            Some((md, note)) => {
+                mode = md;
+                mode_set = true;
+                warnings.extend(note.map(str::to_string));
+            }
+            None => warnings.push(format!(
+                "the permission mode `{m}` is not one toolgate knows; the settings' mode applies"
+            )),
+        }
+    }
+    for r in &read {
+        if mode_set {
+            break;
+        }
+        let Some(v) = r.permissions.get("defaultMode") else {
+            continue;
+        };
+        let Some((md, note)) = v.as_str().and_then(Mode::parse) else {
+            warnings.push(format!(
+                "`defaultMode` {v} in `{}` is not a mode; it is ignored",
+                r.path
+            ));
+            continue;
+        };
+        if md.loosens() && !trusted(r.scope) {
+            warnings.push(format!(
+                "`defaultMode` `{}` in `{}` is withheld: the project is not trusted",
+                md.name(),
+                r.path
+            ));
+            continue;
+        }
+        warnings.extend(note.map(str::to_string));
+        mode = md;
+        mode_set = true;
+    }
+    let bypass_disabled = read.iter().any(|r| {
+        r.permissions.get("disableBypassPermissionsMode") == Some(&Value::String("disable".into()))
+    });
+    if mode == Mode::BypassPermissions && bypass_disabled {
+        warnings.push(
+            "`disableBypassPermissionsMode` is set: `bypassPermissions` is read as `default`"
+                .to_string(),
+        );
+        mode = Mode::Default;
+    }
+
+    // Working directories.
+    let mut working_dirs: Vec<String> = env.project_dir.iter().cloned().collect();
+    for r in &read {
+        let Some(v) = r.permissions.get("additionalDirectories") else {
+            continue;
+        };
+        let Some(items) = v.as_array() else {
+            errors.push(invalid(
+                &r.path,
+                format!(
+                    "`permissions.additionalDirectories` in `{}` must be an array of directories",
+                    r.path
+                ),
+                "write `\"additionalDirectories\": [\"../docs\"]`",
+            ));
+            continue;
+        };
+        if !trusted(r.scope) {
+            if !items.is_empty() {
+                warnings.push(format!(
+                    "`additionalDirectories` in `{}` are withheld: the project is not trusted",
+                    r.path
+                ));
+            }
+            continue;
+        }
+        for d in items {
+            match d.as_str().and_then(|s| resolve_dir(s, env)) {
+                Some(dir) => working_dirs.push(dir),
+                None => warnings.push(format!(
+                    "the additional directory {d} in `{}` cannot be resolved; it is ignored",
+                    r.path
+                )),
+            }
+        }
+    }
+
+    // Sources.
+    let mut policy = Policy {
+        default: Some(match mode {
+            Mode::Default | Mode::AcceptEdits => Decision::Ask,
+            Mode::Plan | Mode::DontAsk => Decision::Deny,
+            Mode::BypassPermissions => Decision::Allow,
+        }),
+        ..Policy::default()
+    };
+    for (tool, kind, field, split) in TOOLS {
+        policy.matchers.push(MatcherDecl {
+            tool: (*tool).to_string(),
+            kind: Some((*kind).to_string()),
+            field: Some((*field).to_string()),
+            split: split.map(str::to_string),
+            location: Location::default(),
+        });
+    }
+    let mut mcp_allow = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for r in &read {
+        if managed_only && r.scope != Scope::Managed {
+            continue;
+        }
+        let mut name = r.scope.name().to_string();
+        let mut n = 1;
+        while names.contains(&name) {
+            n += 1;
+            name = format!("{}#{n}", r.scope.name());
+        }
+        names.push(name.clone());
+        let root = match r.scope {
+            Scope::User | Scope::CommandLine => Some(parent(&r.path).to_string()),
+            Scope::Project => env
+                .project_dir
+                .clone()
+                .or_else(|| Some(parent(parent(&r.path)).to_string())),
+            Scope::Local | Scope::Managed => env.project_dir.clone(),
+        };
+        let mut lists = RuleLists::default();
+        for list in List::ALL {
+            let Some(v) = r.permissions.get(list.name()) else {
+                continue;
+            };
+            let Some(items) = v.as_array() else {
+                errors.push(invalid(
+                    &r.path,
+                    format!(
+                        "`permissions.{}` in `{}` must be an array of rules",
+                        list.name(),
+                        r.path
+                    ),
+                    "write `[\"Bash(git status)\", \"Read(./src/**)\"]`",
+                ));
+                continue;
+            };
+            for (i, item) in items.iter().enumerate() {
+                let place = format!("permissions.{}[{i}] of {}", list.name(), r.path);
+                let Some(text) = item.as_str() else {
+                    errors.push(invalid(
+                        &r.path,
+                        format!("`{place}` must be a string, not `{item}`"),
+                        "write the rule as a string, as in `\"Bash(npm test *)\"`",
+                    ));
+                    continue;
+                };
+                let cx = rules::Context {
+                    root: root.as_deref(),
+                    home: env.home.as_deref(),
+                    project: env.project_dir.as_deref(),
+                    place,
+                };
+                let t = rules::translate(text, list, &cx);
+                warnings.extend(t.warnings);
+                if let Some(e) = t.error {
+                    errors.push(invalid(
+                        &r.path,
+                        e,
+                        "fix the rule; a deny or ask rule toolgate cannot read refuses the settings",
+                    ));
+                }
+                if let Some((glob, rule)) = t.mcp_allow {
+                    if trusted(r.scope) {
+                        mcp_allow.push(McpAllow {
+                            glob,
+                            rule,
+                            source: name.clone(),
+                        });
+                    } else {
+                        warnings.push(format!(
+                            "`{rule}` in `{}` is withheld: the project is not trusted",
+                            r.path
+                        ));
+                    }
+                }
+                let target = if list == List::Ask && mode == Mode::DontAsk {
+                    List::Deny
+                } else {
+                    list
+                };
+                lists.get_mut(target).extend(t.rules);
+            }
+        }
+        if r.scope.is_project() && !trusted(r.scope) && !lists.allow.is_empty() {
+            warnings.push(format!(
+                "{} allow rule(s) of `{}` are withheld: the project is not trusted (pass `--trust-project` to apply them)",
+                lists.allow.len(),
+                r.path
+            ));
+        }
+        policy.sources.push(RuleSet {
+            source: Source {
+                name,
+                rank: r.scope.rank(),
+                trusted: trusted(r.scope),
+                path: r.path.clone(),
+                hash: r.hash.clone(),
+            },
+            lists,
+            location: Location::default(),
+        });
+    }
+    policy.sources.push(builtin(mode, &working_dirs, env));
+
+    match Diagnostics::from_vec(errors) {
+        Some(d) => Err(d),
+        None => Ok(Loaded {
+            policy,
+            mcp_allow,
+            mode,
+            working_dirs,
+            warnings,
+        }),
+    }
+}
+
+fn noted(tool: &str, spec: Option<&str>, note: &str) -> RuleDecl {
+    let mut r = RuleDecl::new(tool, spec);
+    r.note = Some(note.to_string());
+    r
+}
+
+/// The built-in source `claude-code`, rank 0 and trusted: what the mode
+/// allows, what Claude Code always asks about, and plan mode's denies.
+fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> RuleSet {
+    let mut l = RuleLists::default();
+    let ask_list = if mode == Mode::DontAsk {
+        List::Deny
+    } else {
+        List::Ask
+    };
+    for t in NO_PERMISSION {
+        l.allow
+            .push(noted(t, None, "Claude Code runs it without asking"));
+    }
+    for d in dirs {
+        let p = dir_pattern(d);
+        for t in READ_FAMILY {
+            l.allow.push(noted(
+                t,
+                Some(&p),
+                "reads in a working directory need no approval",
+            ));
+        }
+        if mode == Mode::AcceptEdits {
+            for t in EDIT_FAMILY {
+                l.allow.push(noted(
+                    t,
+                    Some(&p),
+                    "acceptEdits: edits in a working directory are accepted",
+                ));
+            }
+        }
+    }
+    if mode != Mode::BypassPermissions {
+        for t in EDIT_FAMILY {
+            for p in PROTECTED {
+                l.get_mut(ask_list).push(noted(
+                    t,
+                    Some(p),
+                    "a protected path: Claude Code never approves writes here without asking",
+                ));
+            }
+            l.get_mut(ask_list)
+                .push(RuleDecl::new(*t, Some("!//**/.claude/worktrees")));
+        }
+        for (p, note) in EXEC_ASKS {
+            l.get_mut(ask_list).push(noted("Bash", Some(p), note));
+        }
+    }
+    for prog in ["rm", "rmdir"] {
+        for t in CRITICAL {
+            for p in [
+                format!("{prog} {t}"),
+                format!("{prog} {t} *"),
+                format!("{prog} * {t}"),
+                format!("{prog} * {t} *"),
+            ] {
+                l.get_mut(ask_list).push(noted(
+                    "Bash",
+                    Some(&p),
+                    "removing a critical path: Claude Code asks in every mode",
+                ));
+            }
+        }
+    }
+    if mode == Mode::Plan {
+        l.ask.push(noted(
+            "ExitPlanMode",
+            None,
+            "plan mode: the plan needs approval",
+        ));
+        let plans = env
+            .home
+            .as_deref()
+            .map(|h| dir_pattern(&format!("{}/.claude/plans", h.trim_end_matches('/'))));
+        for t in EDIT_FAMILY {
+            l.deny.push(noted(t, None, "plan mode allows reads only"));
+            if let Some(p) = &plans {
+                l.deny.push(RuleDecl::new(*t, Some(&format!("!{p}"))));
+                l.ask.push(RuleDecl::new(*t, Some(&format!("!{p}"))));
+                l.allow
+                    .push(noted(t, Some(p), "plan mode writes its plan here"));
+            }
+        }
+    }
+    RuleSet {
+        source: Source {
+            name: "claude-code".into(),
+            rank: 0,
+            trusted: true,
+            path: String::new(),
+            hash: String::new(),
+        },
+        lists: l,
+        location: Location::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_follow_paths() {
+        let h = Some("/home/u");
+        assert_eq!(
+            Scope::of_path("/home/u/.claude/settings.json", h),
+            Scope::User
+        );
+        assert_eq!(
+            Scope::of_path("/repo/.claude/settings.json", h),
+            Scope::Project
+        );
+        assert_eq!(
+            Scope::of_path("/repo/.claude/settings.local.json", h),
+            Scope::Local
+        );
+        assert_eq!(
+            Scope::of_path("/etc/claude-code/managed-settings.json", h),
+            Scope::Managed
+        );
+        assert_eq!(
+            Scope::of_path("/etc/claude-code/managed-settings.d/10-x.json", h),
+            Scope::Managed
+        );
+        assert_eq!(Scope::of_path("/opt/ci.json", h), Scope::CommandLine);
+        assert!(Scope::Managed < Scope::User && Scope::Managed.rank() > Scope::User.rank());
+    }
+
+    #[test]
+    fn modes_and_errors() {
+        assert_eq!(Mode::parse("manual").map(|m| m.0), Some(Mode::Default));
+        assert!(Mode::parse("auto").is_some_and(|m| m.1.is_some()));
+        assert!(Mode::parse("yolo").is_none());
+        let file = |text: &str| SettingsFile {
+            scope: Scope::User,
+            path: "/home/u/.claude/settings.json".into(),
+            text: text.into(),
+        };
+        let env = Environment::default();
+        for bad in [
+            "[]",
+            "{\"permissions\": []}",
+            "{\"permissions\": {\"allow\": \"Bash\"}}",
+            "{\"permissions\": {\"deny\": [3]}}",
+            "{\"permissions\": {\"deny\": [\"(x)\"]}}",
+            "{\"a\": 1, \"a\": 2}",
+        ] {
+            let r = load(&[file(bad)], &env);
+            assert_eq!(
+                r.err().map(|d| d.first().kind),
+                Some("invalid_settings"),
+                "{bad}"
+            );
+        }
+        let ok = load(&[file("{\"permissions\": {\"allow\": [\"(x)\"]}}")], &env);
+        assert!(ok.is_ok_and(|l| l.warnings.iter().any(|w| w.contains("is not a rule"))));
+    }
+}

@@ -1,0 +1,336 @@
+//! `toolgate hook claude-code` and `toolgate decide` on Claude Code settings,
+//! end to end as subprocesses, with real PreToolUse payloads and settings
+//! files in a scratch home and project.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A scratch home and project with settings files.
+struct Scratch {
+    root: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let root =
+            std::env::temp_dir().join(format!("toolgate-hook-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("home/.claude")).unwrap();
+        std::fs::create_dir_all(root.join("repo/.claude")).unwrap();
+        std::fs::create_dir_all(root.join("repo/src")).unwrap();
+        Scratch { root }
+    }
+    fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+    fn repo(&self) -> PathBuf {
+        self.root.join("repo")
+    }
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn run(args: &[&str], home: &Path, cwd: &Path, stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .env("HOME", home)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs the hook on a payload; the decision and the reason.
+fn hook(s: &Scratch, extra: &[&str], payload: &str) -> (String, String) {
+    let mut args = vec!["hook", "claude-code"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = run(&args, &s.home(), &s.repo(), payload);
+    assert_eq!(
+        code, 0,
+        "the hook exits 0 whatever it answers; stderr: {err}"
+    );
+    let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let h = &v["hookSpecificOutput"];
+    assert_eq!(h["hookEventName"], "PreToolUse");
+    (
+        h["permissionDecision"].as_str().unwrap().to_string(),
+        h["permissionDecisionReason"].as_str().unwrap().to_string(),
+    )
+}
+
+fn payload(s: &Scratch, tool: &str, input: Value, mode: &str) -> String {
+    serde_json::json!({
+        "session_id": "abc123",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": s.repo().join("src"),
+        "permission_mode": mode,
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_01"
+    })
+    .to_string()
+}
+
+fn settings(s: &Scratch) {
+    s.write(
+        "home/.claude/settings.json",
+        r#"{"model": "opus", "permissions": {"allow": ["Bash(npm test *)", "mcp__github"], "deny": ["Read(~/.ssh/**)"]}}"#,
+    );
+    s.write(
+        "repo/.claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash(make *)"], "deny": ["Bash(rm *)", "Read(.env)"], "ask": ["Bash(git push *)"]},
+           "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "toolgate hook claude-code"}]}]}}"#,
+    );
+}
+
+#[test]
+fn the_files_claude_code_reads_decide_real_payloads() {
+    let s = Scratch::new("discover");
+    settings(&s);
+    let repo = s.repo();
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            payload(&s, "Bash", serde_json::json!({"command": "npm test -- --watch", "description": "run tests"}), "default"),
+            "allow",
+            "toolgate: allowed by Bash(npm test *) (user settings)",
+        ),
+        (
+            payload(&s, "Bash", serde_json::json!({"command": "npm test && rm -rf build"}), "default"),
+            "deny",
+            "toolgate: denied by Bash(rm *) on \"rm -rf build\"; nothing in this command ran, including \"npm test\" (project settings)",
+        ),
+        (
+            payload(&s, "Bash", serde_json::json!({"command": "git push origin main"}), "default"),
+            "ask",
+            "toolgate: approval required by Bash(git push *) (project settings)",
+        ),
+        // The project is not trusted: its allow rules are withheld.
+        (
+            payload(&s, "Bash", serde_json::json!({"command": "make all"}), "default"),
+            "ask",
+            "toolgate: no rule allows Bash: approval required by default",
+        ),
+        (
+            payload(&s, "Read", serde_json::json!({"file_path": repo.join("src/../.env")}), "default"),
+            "deny",
+            &*Box::leak(
+                format!("toolgate: denied by Read(/{}/**/.env) (project settings)", repo.display())
+                    .into_boxed_str(),
+            ),
+        ),
+        (
+            payload(&s, "Read", serde_json::json!({"file_path": repo.join("src/main.rs")}), "default"),
+            "allow",
+            &*Box::leak(format!("toolgate: allowed by Read(/{}): reads in a working directory need no approval", repo.display()).into_boxed_str()),
+        ),
+        (
+            payload(&s, "mcp__github__get_issue", serde_json::json!({"number": 1}), "default"),
+            "allow",
+            "toolgate: allowed by mcp__github (user settings)",
+        ),
+        (
+            payload(&s, "Bash", serde_json::json!({"command": "make all"}), "dontAsk"),
+            "deny",
+            "toolgate: no rule allows Bash: denied by default",
+        ),
+        (
+            payload(&s, "WebFetch", serde_json::json!({"url": "https://evil.com\\@example.com/", "prompt": "x"}), "bypassPermissions"),
+            "deny",
+            "toolgate: WebFetch call could not be evaluated: the authority of `https://evil.com\\@example.com/` holds a `\\`, which parsers read differently",
+        ),
+    ];
+    for (p, decision, reason) in cases {
+        let got = hook(&s, &[], &p);
+        assert_eq!(
+            (got.0.as_str(), got.1.as_str()),
+            (decision, reason),
+            "payload {p}"
+        );
+    }
+    // Trusting the project applies its allow rules.
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "make all"}),
+        "default",
+    );
+    assert_eq!(hook(&s, &["--trust-project"], &p).0, "allow");
+}
+
+#[test]
+fn bad_input_and_unreadable_settings_answer_deny() {
+    let s = Scratch::new("bad");
+    settings(&s);
+    for bad in [
+        "",
+        "not json",
+        "[]",
+        r#"{"tool_name": "Bash"}"#,
+        r#"{"tool_name": 3, "tool_input": {}}"#,
+        r#"{"tool_name": "Bash", "tool_input": {"command": "ls", "command": "rm -rf /"}}"#,
+        r#"{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}"#,
+    ] {
+        let (d, reason) = hook(&s, &[], bad);
+        assert_eq!(d, "deny", "{bad:?}: {reason}");
+        assert!(reason.starts_with("toolgate: "), "{reason}");
+    }
+    let p = payload(&s, "Bash", serde_json::json!({"command": "ls"}), "default");
+    // A settings file that is not JSON, one with a misspelt list, one that is
+    // missing: deny, never allow.
+    let broken = s.write("repo/broken.json", "{\"permissions\": ");
+    let typo = s.write("repo/typo.json", r#"{"permissions": {"alow": ["Bash"]}}"#);
+    for f in [
+        broken.display().to_string(),
+        typo.display().to_string(),
+        "/nonexistent/settings.json".into(),
+    ] {
+        let (d, reason) = hook(&s, &["--settings", &f], &p);
+        assert_eq!(d, "deny", "{f}: {reason}");
+        assert!(reason.contains("settings cannot be used"), "{reason}");
+    }
+    // Bad arguments still answer, with a deny.
+    let (d, _) = hook(&s, &["--no-such-flag"], &p);
+    assert_eq!(d, "deny");
+}
+
+#[test]
+fn settings_flags_replace_discovery() {
+    let s = Scratch::new("flags");
+    settings(&s);
+    let only = s.write(
+        "repo/ci.json",
+        r#"{"permissions": {"allow": ["Bash(ls *)"]}}"#,
+    );
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "npm test"}),
+        "default",
+    );
+    // The user settings are not read when files are named.
+    assert_eq!(
+        hook(&s, &["--settings", only.to_str().unwrap()], &p).0,
+        "ask"
+    );
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "ls -la"}),
+        "default",
+    );
+    assert_eq!(
+        hook(&s, &["--settings", only.to_str().unwrap()], &p),
+        (
+            "allow".into(),
+            "toolgate: allowed by Bash(ls *) (command-line settings)".into()
+        )
+    );
+}
+
+#[test]
+fn decide_reads_settings_files_and_both_call_shapes() {
+    let s = Scratch::new("decide");
+    settings(&s);
+    let calls = "{\"tool_name\": \"Bash\", \"tool_input\": {\"command\": \"git push\"}}\n{\"tool\": \"Bash\", \"args\": {\"command\": \"make\"}}\n";
+    let user = s.home().join(".claude/settings.json");
+    let (code, out, err) = run(
+        &[
+            "decide",
+            "--policy",
+            ".claude/settings.json",
+            "--settings",
+            user.to_str().unwrap(),
+            "--trust-project",
+        ],
+        &s.home(),
+        &s.repo(),
+        calls,
+    );
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["decision"], "ask");
+    assert_eq!(lines[0]["source"], "project");
+    assert_eq!(lines[1]["decision"], "allow");
+    assert_eq!(lines[1]["rule"], "Bash(make *)");
+    // A settings file with a misspelt list is an invalid policy (exit 4).
+    let typo = s.write("repo/typo.json", r#"{"permissions": {"alow": ["Bash"]}}"#);
+    let (code, _, err) = run(
+        &["decide", "--policy", typo.to_str().unwrap()],
+        &s.home(),
+        &s.repo(),
+        "",
+    );
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("did you mean `allow`?"), "{err}");
+}
+
+#[test]
+fn a_bundle_compiled_from_settings_answers_the_hook() {
+    let s = Scratch::new("bundle");
+    settings(&s);
+    let out = s.root.join("policy.tgb");
+    let (code, _, err) = run(
+        &[
+            "compile",
+            ".claude/settings.json",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &s.home(),
+        &s.repo(),
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "rm -rf x"}),
+        "default",
+    );
+    let (d, reason) = hook(&s, &["--bundle", out.to_str().unwrap()], &p);
+    assert_eq!(d, "deny", "{reason}");
+    // An artifact that is not one answers deny.
+    let junk = s.write("junk.tgb", "not an artifact");
+    let p = payload(&s, "Bash", serde_json::json!({"command": "ls"}), "default");
+    assert_eq!(
+        hook(&s, &["--bundle", junk.to_str().unwrap()], &p).0,
+        "deny"
+    );
+}
