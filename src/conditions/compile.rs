@@ -1,0 +1,515 @@
+//! A [`CondIr`] into tables: predicates, occurrence lists, tries, literal
+//! sets and DFAs.
+
+use super::layout::*;
+use super::value::js_number;
+use super::{pattern, CondIr, Effect, Limits, Op, Operand};
+use crate::compile::trie::Trie;
+use crate::compile::Writer;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::runtime::program::{Dfa, Program, NONE};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// What a predicate tests, on the field it belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Kind {
+    /// `eq` on a string field.
+    EqStr(String),
+    /// `eq` on a number field: the number's text, which is injective on
+    /// numbers up to `0 == -0`, exactly as `===` is.
+    EqNum(String),
+    /// `eq` on a boolean field.
+    EqBool(bool),
+    /// `in`: the sorted, distinct stringified items.
+    In(Vec<String>),
+    StartsWith(String),
+    EndsWith(String),
+    /// A non-empty needle.
+    Contains(String),
+    /// The translated pattern.
+    Matches(String),
+}
+
+/// One literal of a rule's conjunction.
+enum Lit {
+    /// A predicate, positive or negated.
+    Pred(u32, bool),
+    /// Always false: the rule never matches.
+    Never,
+    /// Always true: nothing to test.
+    Always,
+}
+
+#[derive(Default)]
+struct FieldBuild {
+    path: String,
+    eq: [Option<usize>; 3],
+    strs: Option<usize>,
+    needles: Vec<(String, u32)>,
+    patterns: Vec<(String, u32)>,
+}
+
+/// Compiles a condition program.
+///
+/// # Errors
+///
+/// `invalid_pattern` for a `matches` pattern of a group not marked errored
+/// that does not compile (the front end marks such groups; this is a
+/// guard), and `too_complex` for a set of patterns that cannot be split
+/// into DFAs within the limits.
+pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnostics> {
+    let stop = ir.groups.iter().position(|g| g.errored);
+    let live = ir
+        .groups
+        .get(..stop.unwrap_or(ir.groups.len()))
+        .unwrap_or(&ir.groups);
+
+    let mut trie = Trie::default();
+    let mut fields: Vec<FieldBuild> = Vec::new();
+    let mut field_ids: HashMap<String, usize> = HashMap::new();
+    let mut preds: HashMap<(usize, Kind), u32> = HashMap::new();
+    let mut occ: Vec<Vec<u32>> = Vec::new();
+    let mut rules: Vec<(u32, u32, u32)> = Vec::new(); // (group, flags, arity)
+    let mut errors = Vec::new();
+
+    let mut rule_id = 0u32;
+    for (gi, g) in live.iter().enumerate() {
+        for r in &g.rules {
+            let mut lits: Vec<(u32, bool)> = Vec::new();
+            let mut never = false;
+            for c in &r.conds {
+                let f = *field_ids.entry(c.field.clone()).or_insert_with(|| {
+                    fields.push(FieldBuild {
+                        path: c.field.clone(),
+                        ..FieldBuild::default()
+                    });
+                    fields.len() - 1
+                });
+                let lit = match lower(c.op, &c.value) {
+                    Ok(Some((kind, neg))) => {
+                        let next = preds.len() as u32;
+                        let id = *preds.entry((f, kind.clone())).or_insert(next);
+                        if id == next {
+                            occ.push(Vec::new());
+                            if let Some(fb) = fields.get_mut(f) {
+                                add_pred(&mut trie, fb, &kind, id);
+                            }
+                        }
+                        Lit::Pred(id, neg)
+                    }
+                    Ok(None) => {
+                        if constant(c.op, &c.value) {
+                            Lit::Always
+                        } else {
+                            Lit::Never
+                        }
+                    }
+                    Err(msg) => {
+                        errors.push(
+                            Diagnostic::new(
+                                "invalid_pattern",
+                                format!(
+                                    "policy `{}`, rule `{}`: the `matches` pattern of `{}` does not compile: {msg}",
+                                    g.id, r.id, c.field
+                                ),
+                            )
+                            .with_help("write an RE2 pattern without lookaround or backreferences"),
+                        );
+                        Lit::Never
+                    }
+                };
+                match lit {
+                    Lit::Pred(p, n) => lits.push((p, n)),
+                    Lit::Never => never = true,
+                    Lit::Always => {}
+                }
+            }
+            lits.sort_unstable();
+            lits.dedup();
+            if lits.windows(2).any(|w| matches!(w, [a, b] if a.0 == b.0)) {
+                // Both a predicate and its negation: never true.
+                never = true;
+            }
+            let arity = lits.iter().filter(|l| !l.1).count() as u32;
+            let mut flags = if r.effect == Effect::Deny { RF_DENY } else { 0 };
+            if never {
+                flags |= RF_NEVER;
+            } else {
+                for (p, neg) in &lits {
+                    if let Some(list) = occ.get_mut(*p as usize) {
+                        list.push(rule_id << 1 | u32::from(*neg));
+                    }
+                }
+            }
+            if r.description.is_some() {
+                flags |= RF_HAS_DESC;
+            }
+            rules.push((gi as u32, flags, arity));
+            rule_id += 1;
+        }
+    }
+
+    // DFAs for `matches`, per field.
+    let mut dfas: Vec<Dfa<'static>> = Vec::new();
+    let mut dfa_lists: Vec<Vec<(u32, Vec<u32>)>> = Vec::new();
+    for fb in &fields {
+        let mut list = Vec::new();
+        if let Err(d) = build_chunks(&fb.patterns, limits, &mut |dfa, ids| {
+            list.push((dfas.len() as u32, ids));
+            dfas.push(Dfa::Owned(dfa));
+        }) {
+            errors.push(d);
+        }
+        dfa_lists.push(list);
+    }
+    if let Some(d) = Diagnostics::from_vec(errors) {
+        return Err(d);
+    }
+
+    // Frozen ids and approved servers: exact sets.
+    let frozen_root = (!ir.frozen.is_empty()).then(|| {
+        let root = trie.node();
+        for id in &ir.frozen {
+            let n = trie.forward(root, id.to_lowercase().as_bytes());
+            trie.pay(n, 0, Vec::new());
+        }
+        root
+    });
+    let approved_root = ir.gate.as_ref().map(|gate| {
+        let root = trie.node();
+        for s in &gate.approved {
+            let n = trie.forward(root, s.as_bytes());
+            trie.pay(n, 0, Vec::new());
+        }
+        root
+    });
+
+    let mut w = Writer::default();
+    w.words.resize(HDR_WORDS as usize, 0);
+
+    let groups_at = w.here();
+    for g in &ir.groups {
+        let id = w.str(&g.id);
+        w.words.extend_from_slice(&[
+            id.0,
+            id.1,
+            g.version as u32,
+            (g.version >> 32) as u32,
+            u32::from(g.default == Effect::Deny),
+            if g.errored { GF_ERRORED } else { 0 },
+        ]);
+    }
+
+    let rules_at = w.here();
+    let mut ri = rules.iter();
+    for g in live {
+        for r in &g.rules {
+            let (group, flags, arity) = ri.next().copied().unwrap_or((NONE, RF_NEVER, 0));
+            let id = w.str(&r.id);
+            let desc = match &r.description {
+                Some(d) => w.str(d),
+                None => (0, NONE),
+            };
+            w.words
+                .extend_from_slice(&[id.0, id.1, desc.0, desc.1, group, flags, arity]);
+        }
+    }
+
+    let occ_at = w.here();
+    w.words.resize(w.words.len() + occ.len() * 2, 0);
+    for (p, list) in occ.iter().enumerate() {
+        let at = w.here();
+        w.patch(occ_at as usize + 2 * p, at);
+        w.patch(occ_at as usize + 2 * p + 1, list.len() as u32);
+        w.words.extend_from_slice(list);
+    }
+
+    let always = |deny: bool| -> Vec<u32> {
+        rules
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, f, a))| *a == 0 && f & RF_NEVER == 0 && (f & RF_DENY != 0) == deny)
+            .map(|(i, _)| i as u32)
+            .collect()
+    };
+    let (always_deny, always_allow) = (always(true), always(false));
+    let always_deny_at = w.here();
+    w.words.extend_from_slice(&always_deny);
+    let always_allow_at = w.here();
+    w.words.extend_from_slice(&always_allow);
+
+    // Aho-Corasick needle lists.
+    let mut acs: Vec<(u32, u32)> = Vec::new();
+    let mut ac_of_field: Vec<u32> = Vec::new();
+    for fb in &fields {
+        if fb.needles.is_empty() {
+            ac_of_field.push(NONE);
+            continue;
+        }
+        let at = w.here();
+        for (needle, p) in &fb.needles {
+            let s = w.str(needle);
+            w.words.extend_from_slice(&[s.0, s.1, *p]);
+        }
+        ac_of_field.push(acs.len() as u32);
+        acs.push((at, fb.needles.len() as u32));
+    }
+    let acs_at = w.here();
+    for (at, n) in &acs {
+        w.words.extend_from_slice(&[*at, *n]);
+    }
+
+    // Field matcher records: one per trie root; patched once nodes are laid.
+    let mut fm_patch: Vec<(usize, usize)> = Vec::new();
+    let mut fm = |w: &mut Writer, root: Option<usize>| -> u32 {
+        match root {
+            None => NONE,
+            Some(r) => {
+                let at = w.here();
+                fm_patch.push((w.words.len(), r));
+                w.words.extend_from_slice(&[NONE, 0, 0, 0, 0]);
+                at
+            }
+        }
+    };
+    let frozen_fm = fm(&mut w, frozen_root);
+    let approved_fm = fm(&mut w, approved_root);
+
+    // Field records and what they point to.
+    let mut field_recs: Vec<[u32; FIELD_WORDS as usize]> = Vec::new();
+    for (i, fb) in fields.iter().enumerate() {
+        let path = w.str(&fb.path);
+        let parts: Vec<(u32, u32)> = fb.path.split('.').map(|p| w.str(p)).collect();
+        let parts_at = w.here();
+        for (o, l) in &parts {
+            w.words.extend_from_slice(&[*o, *l]);
+        }
+        let eq_str = fm(&mut w, fb.eq[0]);
+        let eq_num = fm(&mut w, fb.eq[1]);
+        let eq_bool = fm(&mut w, fb.eq[2]);
+        let strs = fm(&mut w, fb.strs);
+        let dl = dfa_lists.get(i).map(Vec::as_slice).unwrap_or_default();
+        let dfa_at = w.here();
+        w.words.resize(w.words.len() + dl.len() * 2, 0);
+        for (k, (dfa, ids)) in dl.iter().enumerate() {
+            let map = w.here();
+            w.words.extend_from_slice(ids);
+            w.patch(dfa_at as usize + 2 * k, *dfa);
+            w.patch(dfa_at as usize + 2 * k + 1, map);
+        }
+        let ac = ac_of_field.get(i).copied().unwrap_or(NONE);
+        let strings = fb.strs.is_some() || ac != NONE || !dl.is_empty();
+        field_recs.push([
+            path.0,
+            path.1,
+            parts_at,
+            parts.len() as u32,
+            eq_str,
+            eq_num,
+            eq_bool,
+            strs,
+            ac,
+            dfa_at,
+            dl.len() as u32,
+            if strings { FF_STRINGS } else { 0 },
+        ]);
+    }
+    let fields_at = w.here();
+    for rec in &field_recs {
+        w.words.extend_from_slice(rec);
+    }
+
+    let node_at = trie.write(&mut w);
+    for (at, root) in fm_patch {
+        w.patch(at, node_at(root));
+    }
+
+    let gate = ir.gate.as_ref().map_or(0, |g| {
+        GATE_PRESENT | if g.enforce { GATE_ENFORCE } else { 0 }
+    });
+    let header = [
+        (0, MAGIC),
+        (H_N_GROUPS, ir.groups.len() as u32),
+        (H_GROUPS, groups_at),
+        (H_N_RULES, rules.len() as u32),
+        (H_RULES, rules_at),
+        (H_N_PREDS, occ.len() as u32),
+        (H_OCC, occ_at),
+        (H_N_FIELDS, fields.len() as u32),
+        (H_FIELDS, fields_at),
+        (H_STOP, stop.map_or(NONE, |s| s as u32)),
+        (H_ALWAYS_DENY, always_deny_at),
+        (H_ALWAYS_DENY + 1, always_deny.len() as u32),
+        (H_ALWAYS_ALLOW, always_allow_at),
+        (H_ALWAYS_ALLOW + 1, always_allow.len() as u32),
+        (H_FROZEN_FM, frozen_fm),
+        (H_GATE, gate),
+        (H_APPROVED_FM, approved_fm),
+        (H_N_DFAS, dfas.len() as u32),
+        (H_N_ACS, acs.len() as u32),
+        (H_ACS, acs_at),
+    ];
+    for (h, v) in header {
+        w.patch(h as usize, v);
+    }
+    Ok(Program {
+        words: Cow::Owned(w.words),
+        bytes: Cow::Owned(w.bytes),
+        dfas,
+        kinds: Vec::new(),
+        splitters: Vec::new(),
+    })
+}
+
+/// The predicate a condition tests and whether the condition negates it;
+/// `None` for a condition whose truth does not depend on the request.
+fn lower(op: Op, value: &Operand) -> Result<Option<(Kind, bool)>, String> {
+    let scalar = |v: &Operand| match v {
+        Operand::Str(s) => Some(s.clone()),
+        Operand::Num(n) => Some(js_number(*n)),
+        Operand::Bool(b) => Some(b.to_string()),
+        Operand::Strs(_) | Operand::Nums(_) => None,
+    };
+    let items = |v: &Operand| -> Vec<String> {
+        let mut out = match v {
+            Operand::Strs(l) => l.clone(),
+            Operand::Nums(l) => l.iter().map(|n| js_number(*n)).collect(),
+            other => scalar(other).into_iter().collect(),
+        };
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+    Ok(match op {
+        Op::Eq | Op::Neq => {
+            let kind = match value {
+                Operand::Str(s) => Some(Kind::EqStr(s.clone())),
+                Operand::Num(n) => Some(Kind::EqNum(js_number(*n))),
+                Operand::Bool(b) => Some(Kind::EqBool(*b)),
+                // An array is a new object: `===` never holds.
+                Operand::Strs(_) | Operand::Nums(_) => None,
+            };
+            kind.map(|k| (k, op == Op::Neq))
+        }
+        Op::In | Op::NotIn => {
+            let list = items(value);
+            (!list.is_empty()).then(|| (Kind::In(list), op == Op::NotIn))
+        }
+        Op::StartsWith => scalar(value).map(|s| (Kind::StartsWith(s), false)),
+        Op::EndsWith => scalar(value).map(|s| (Kind::EndsWith(s), false)),
+        Op::Contains => scalar(value).map(|s| {
+            if s.is_empty() {
+                // Every stringified field contains the empty text.
+                (Kind::StartsWith(s), false)
+            } else {
+                (Kind::Contains(s), false)
+            }
+        }),
+        Op::Matches => match value {
+            Operand::Str(p) => Some((Kind::Matches(pattern::translate(p)?), false)),
+            _ => return Err("the value of `matches` must be a string".into()),
+        },
+    })
+}
+
+/// The truth of a condition [`lower`] found constant.
+fn constant(op: Op, value: &Operand) -> bool {
+    match op {
+        // `!==` on an array value, or `not_in` an empty list.
+        Op::Neq | Op::NotIn => true,
+        _ => {
+            let _ = value;
+            false
+        }
+    }
+}
+
+fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
+    let root = |slot: &mut Option<usize>, trie: &mut Trie| *slot.get_or_insert_with(|| trie.node());
+    match kind {
+        Kind::EqStr(s) | Kind::EqNum(s) => {
+            let slot = if matches!(kind, Kind::EqStr(_)) { 0 } else { 1 };
+            if let Some(r) = fb.eq.get_mut(slot) {
+                let r = root(r, trie);
+                let n = trie.forward(r, s.as_bytes());
+                trie.pay(n, id, Vec::new());
+            }
+        }
+        Kind::EqBool(b) => {
+            if let Some(r) = fb.eq.get_mut(2) {
+                let r = root(r, trie);
+                let n = trie.forward(r, if *b { b"true" } else { b"false" });
+                trie.pay(n, id, Vec::new());
+            }
+        }
+        Kind::In(items) => {
+            let r = root(&mut fb.strs, trie);
+            for s in items {
+                let n = trie.forward(r, s.as_bytes());
+                trie.pay(n, id, Vec::new());
+            }
+        }
+        Kind::StartsWith(s) => {
+            let r = root(&mut fb.strs, trie);
+            let n = trie.forward(r, s.as_bytes());
+            let sub = trie.sub(n);
+            trie.pay(sub, id, Vec::new());
+        }
+        Kind::EndsWith(s) => {
+            let r = root(&mut fb.strs, trie);
+            let sub = trie.sub(r);
+            let n = trie.reverse(sub, s.as_bytes());
+            trie.pay(n, id, Vec::new());
+        }
+        Kind::Contains(s) => fb.needles.push((s.clone(), id)),
+        Kind::Matches(p) => fb.patterns.push((p.clone(), id)),
+    }
+}
+
+/// Patterns per DFA before any split.
+const CHUNK: usize = 32;
+
+/// Builds the DFAs of one field's patterns in chunks, splitting a chunk
+/// whose DFA exceeds the limits.
+fn build_chunks(
+    patterns: &[(String, u32)],
+    limits: Limits,
+    out: &mut dyn FnMut(regex_automata::dfa::dense::DFA<Vec<u32>>, Vec<u32>),
+) -> Result<(), Diagnostic> {
+    for chunk in patterns.chunks(CHUNK) {
+        build_chunk(chunk, limits, out)?;
+    }
+    Ok(())
+}
+
+fn build_chunk(
+    chunk: &[(String, u32)],
+    limits: Limits,
+    out: &mut dyn FnMut(regex_automata::dfa::dense::DFA<Vec<u32>>, Vec<u32>),
+) -> Result<(), Diagnostic> {
+    if chunk.is_empty() {
+        return Ok(());
+    }
+    let pats: Vec<&str> = chunk.iter().map(|(p, _)| p.as_str()).collect();
+    match pattern::build_dfa(&pats, limits.dfa_bytes) {
+        Ok(dfa) => {
+            out(dfa, chunk.iter().map(|(_, id)| *id).collect());
+            Ok(())
+        }
+        Err(_) if chunk.len() > 1 => {
+            let (a, b) = chunk.split_at(chunk.len() / 2);
+            build_chunk(a, limits, out)?;
+            build_chunk(b, limits, out)
+        }
+        Err(e) => {
+            let p = pats.first().copied().unwrap_or("");
+            Err(Diagnostic::new(
+                "too_complex",
+                format!("the pattern `{p}` cannot be compiled within the limits: {e}"),
+            )
+            .with_token(p)
+            .with_help("simplify the pattern: bounded repetitions of large classes make DFAs grow exponentially"))
+        }
+    }
+}

@@ -1,0 +1,570 @@
+//! Deciding a request over a condition program's tables.
+//!
+//! 1. Each field the program addresses is resolved once in the request.
+//! 2. Its tries are walked by `runtime::eval` (the same walker rule lists
+//!    use), its Aho-Corasick automaton and its DFAs are run over the
+//!    stringified value; every predicate found true is collected once.
+//! 3. Each true predicate's occurrence list bumps the counters of the rules
+//!    it appears in positively and marks dead those it appears in negated;
+//!    a rule whose counter reaches its arity is complete.
+//! 4. The first deny is the smallest complete or always-candidate deny rule
+//!    not dead; the last allow the largest such allow rule.
+//!
+//! Counters live in a per-thread scratch stamped with a generation, so a
+//! decision allocates nothing once the scratch has grown to the program.
+//! Every read of the tables is bounds-checked, and every walk runs under a
+//! work budget: damaged tables decide [`Outcome::Damaged`], never a panic.
+
+use super::layout::*;
+use super::value::{js_number, js_string, resolve, Field};
+use crate::runtime::eval::{Budget, Sink};
+use crate::runtime::program::{Dfa, Program, View, NONE};
+use aho_corasick::AhoCorasick;
+use regex_automata::dfa::{Automaton, OverlappingState};
+use regex_automata::Input;
+use serde_json::Value;
+use std::cell::RefCell;
+
+/// What a condition program decides for a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Rule `id` matched: the first deny, or else the last allow.
+    Rule(u32),
+    /// The scan reached group `g`, which failed to compile.
+    Errored(u32),
+    /// No rule matched: the first group's default.
+    Default,
+    /// The program has no groups.
+    Empty,
+    /// The tables are damaged: deciding ran out of its work budget or found
+    /// a record outside them.
+    Damaged,
+}
+
+/// A condition program ready to decide: its tables, and the Aho-Corasick
+/// automata rebuilt from the needle lists the tables hold.
+#[derive(Clone, Debug)]
+pub struct Compiled<'a> {
+    pub(crate) prog: Program<'a>,
+    acs: Vec<AhoCorasick>,
+}
+
+/// Why tables are not a usable condition program.
+pub(crate) fn check_header(p: &Program<'_>) -> Result<(), String> {
+    let n = p.n_words() as u64;
+    if p.w(0) != MAGIC {
+        return Err("the table words do not start with the condition-program magic".into());
+    }
+    let fits =
+        |at: u32, count: u32, size: u32| u64::from(at) + u64::from(count) * u64::from(size) <= n;
+    let checks = [
+        (H_GROUPS, H_N_GROUPS, GROUP_WORDS, "group"),
+        (H_RULES, H_N_RULES, RULE_WORDS, "rule"),
+        (H_OCC, H_N_PREDS, 2, "predicate"),
+        (H_FIELDS, H_N_FIELDS, FIELD_WORDS, "field"),
+        (H_ALWAYS_DENY, H_ALWAYS_DENY + 1, 1, "always-deny"),
+        (H_ALWAYS_ALLOW, H_ALWAYS_ALLOW + 1, 1, "always-allow"),
+        (H_ACS, H_N_ACS, 2, "needle-list"),
+    ];
+    for (at, count, size, what) in checks {
+        if !fits(p.h(at), p.h(count), size) {
+            return Err(format!("the {what} table runs past the table words"));
+        }
+    }
+    Ok(())
+}
+
+impl<'a> Compiled<'a> {
+    /// Checks the header of `prog` and rebuilds its automata.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with the tables.
+    pub(crate) fn new(prog: Program<'a>) -> Result<Compiled<'a>, String> {
+        check_header(&prog)?;
+        let mut acs = Vec::new();
+        let base = prog.h(H_ACS);
+        for k in 0..prog.h(H_N_ACS) {
+            let at = base.wrapping_add(k.wrapping_mul(2));
+            let (off, n) = (prog.w(at), prog.w(at.wrapping_add(1)));
+            if u64::from(off) + u64::from(n) * 3 > u64::from(prog.n_words()) {
+                return Err("a needle list runs past the table words".into());
+            }
+            let needles: Vec<&[u8]> = (0..n)
+                .map(|i| {
+                    let e = off.wrapping_add(i.wrapping_mul(3));
+                    let (o, l) = (prog.w(e), prog.w(e.wrapping_add(1)));
+                    prog.bytes
+                        .get(o as usize..(o as usize).saturating_add(l as usize))
+                        .unwrap_or_default()
+                })
+                .collect();
+            let ac = AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::Standard)
+                .build(&needles)
+                .map_err(|e| format!("a needle list does not build: {e}"))?;
+            acs.push(ac);
+        }
+        Ok(Compiled { prog, acs })
+    }
+
+    /// The tables.
+    pub fn program(&self) -> &Program<'a> {
+        &self.prog
+    }
+
+    /// The same program, owning everything it borrowed.
+    pub fn into_owned(self) -> Compiled<'static> {
+        Compiled {
+            prog: self.prog.into_owned(),
+            acs: self.acs,
+        }
+    }
+
+    fn view(&self) -> View<'_> {
+        View {
+            words: &self.prog.words,
+            bytes: &self.prog.bytes,
+            n_fire: 0,
+            n_deny: 0,
+            n_ask: 0,
+            rules_at: 0,
+            sources_at: 0,
+            tools_at: 0,
+            hash_at: 0,
+        }
+    }
+
+    /// Whether the exact set at field matcher `fm` holds `value`.
+    fn holds(&self, fm: u32, value: &str) -> bool {
+        if fm == NONE {
+            return false;
+        }
+        let budget = Budget::new(self.prog.words.len() as u64, value.len() as u64);
+        let mut sink = Any {
+            found: false,
+            budget: &budget,
+        };
+        self.view()
+            .walk(&self.prog.dfas, fm, NONE, value, &mut sink, &|_, _, _| {
+                false
+            });
+        sink.found
+    }
+
+    /// Whether `agent_id` is frozen (compared lowercased).
+    pub fn frozen(&self, agent_id: &str) -> bool {
+        let fm = self.prog.h(H_FROZEN_FM);
+        fm != NONE && self.holds(fm, &agent_id.to_lowercase())
+    }
+
+    /// The server of an `mcp__<server>__<tool>` name the gate refuses.
+    pub fn gate<'t>(&self, tool: &'t str) -> Option<&'t str> {
+        let flags = self.prog.h(H_GATE);
+        if flags & GATE_PRESENT == 0 || flags & GATE_ENFORCE == 0 {
+            return None;
+        }
+        let rest = tool.strip_prefix("mcp__")?;
+        let end = rest.find("__")?;
+        let server = rest.get(..end).filter(|s| !s.is_empty())?;
+        (!self.holds(self.prog.h(H_APPROVED_FM), server)).then_some(server)
+    }
+
+    /// The number of groups.
+    pub fn n_groups(&self) -> u32 {
+        self.prog.h(H_N_GROUPS)
+    }
+
+    fn group_at(&self, g: u32) -> u32 {
+        self.prog
+            .h(H_GROUPS)
+            .wrapping_add(g.wrapping_mul(GROUP_WORDS))
+    }
+
+    /// Group `g`'s id.
+    pub fn group_id(&self, g: u32) -> &str {
+        self.prog.ws(self.group_at(g))
+    }
+
+    /// Group `g`'s version.
+    pub fn group_version(&self, g: u32) -> u64 {
+        let at = self.group_at(g).wrapping_add(G_VERSION);
+        u64::from(self.prog.w(at)) | u64::from(self.prog.w(at.wrapping_add(1))) << 32
+    }
+
+    /// Whether group `g`'s default is deny.
+    pub fn group_default_deny(&self, g: u32) -> bool {
+        self.prog.w(self.group_at(g).wrapping_add(G_DEFAULT)) != 0
+    }
+
+    /// Whether group `g` failed to compile.
+    pub fn group_errored(&self, g: u32) -> bool {
+        self.prog.w(self.group_at(g).wrapping_add(G_FLAGS)) & GF_ERRORED != 0
+    }
+
+    fn rule_at(&self, r: u32) -> u32 {
+        self.prog
+            .h(H_RULES)
+            .wrapping_add(r.wrapping_mul(RULE_WORDS))
+    }
+
+    /// Rule `r`'s id.
+    pub fn rule_id(&self, r: u32) -> &str {
+        self.prog.ws(self.rule_at(r))
+    }
+
+    /// Rule `r`'s description.
+    pub fn rule_description(&self, r: u32) -> Option<&str> {
+        let at = self.rule_at(r);
+        (self.prog.w(at.wrapping_add(R_FLAGS)) & RF_HAS_DESC != 0)
+            .then(|| self.prog.ws(at.wrapping_add(R_DESC)))
+    }
+
+    /// Rule `r`'s group.
+    pub fn rule_group(&self, r: u32) -> u32 {
+        self.prog.w(self.rule_at(r).wrapping_add(R_GROUP))
+    }
+
+    /// Whether rule `r` denies.
+    pub fn rule_denies(&self, r: u32) -> bool {
+        self.prog.w(self.rule_at(r).wrapping_add(R_FLAGS)) & RF_DENY != 0
+    }
+
+    /// Decides `request` (a JSON object) by the rules: first deny, the first
+    /// errored group, last allow, default.
+    pub fn decide(&self, request: &Value) -> Outcome {
+        SCRATCH.with(|s| match s.try_borrow_mut() {
+            Ok(mut s) => self.decide_with(request, &mut s),
+            Err(_) => self.decide_with(request, &mut Scratch::default()),
+        })
+    }
+
+    fn decide_with(&self, request: &Value, s: &mut Scratch) -> Outcome {
+        let p = &self.prog;
+        if p.h(H_N_GROUPS) == 0 {
+            return Outcome::Empty;
+        }
+        let n_rules = p.h(H_N_RULES);
+        let n_preds = p.h(H_N_PREDS);
+        if !s.prepare(n_rules, n_preds) {
+            return Outcome::Damaged;
+        }
+        let gen = s.gen;
+        let view = self.view();
+        let words = p.words.len() as u64;
+
+        // 1-2. Fields and their predicates.
+        let fields_at = p.h(H_FIELDS);
+        for f in 0..p.h(H_N_FIELDS) {
+            let Some(rec) = p
+                .words
+                .get(fields_at.wrapping_add(f.wrapping_mul(FIELD_WORDS)) as usize..)
+                .and_then(|r| r.get(..FIELD_WORDS as usize))
+            else {
+                return Outcome::Damaged;
+            };
+            let word = |i: u32| rec.get(i as usize).copied().unwrap_or(NONE);
+            let Some(field) = self.resolve_field(request, word(F_PARTS), word(F_PARTS + 1)) else {
+                continue;
+            };
+            s.text.clear();
+            let (eq_fm, eq_text): (u32, Option<&str>) = match field {
+                Field::Value(Value::String(v)) => (word(F_EQ_STR), Some(v.as_str())),
+                Field::Value(Value::Number(n)) => {
+                    s.text.push_str(&js_number(n.as_f64().unwrap_or(f64::NAN)));
+                    (word(F_EQ_NUM), None)
+                }
+                Field::Value(Value::Bool(b)) => {
+                    s.text.push_str(if *b { "true" } else { "false" });
+                    (word(F_EQ_BOOL), None)
+                }
+                Field::Length(n) => {
+                    s.text.push_str(&n.to_string());
+                    (word(F_EQ_NUM), None)
+                }
+                Field::Value(other) => {
+                    if word(F_FLAGS) & FF_STRINGS != 0 {
+                        js_string(other, &mut s.text);
+                    }
+                    (NONE, None)
+                }
+            };
+            let text: &str = match (eq_text, field) {
+                (Some(t), _) => t,
+                _ => s.text.as_str(),
+            };
+            let budget = Budget::new(words, text.len() as u64);
+            let mut sink = PredSink {
+                seen: &mut s.pred_gen,
+                gen,
+                hits: &mut s.hits,
+                budget: &budget,
+            };
+            if eq_fm != NONE {
+                view.walk(&p.dfas, eq_fm, NONE, text, &mut sink, &|_, _, _| false);
+            }
+            if word(F_FLAGS) & FF_STRINGS != 0 {
+                let strs = word(F_STR);
+                if strs != NONE {
+                    view.walk(&p.dfas, strs, NONE, text, &mut sink, &|_, _, _| false);
+                }
+                let ac = word(F_AC);
+                if ac != NONE {
+                    match self.acs.get(ac as usize) {
+                        Some(a) => self.run_ac(a, ac, text, &mut sink),
+                        None => return Outcome::Damaged,
+                    }
+                }
+                let (dl, dn) = (word(F_DFA), word(F_DFA + 1));
+                for k in 0..dn.min(p.n_words()) {
+                    if !sink.spend(text.len() as u64 + 1) {
+                        break;
+                    }
+                    let at = dl.wrapping_add(k.wrapping_mul(2));
+                    let map = p.w(at.wrapping_add(1));
+                    match p.dfas.get(p.w(at) as usize) {
+                        Some(Dfa::Owned(d)) => run_dfa(p, d, map, text, &mut sink),
+                        Some(Dfa::Borrowed(d)) => run_dfa(p, d, map, text, &mut sink),
+                        None => return Outcome::Damaged,
+                    }
+                }
+            }
+            if budget.exhausted() {
+                return Outcome::Damaged;
+            }
+        }
+
+        // 3. Occurrences.
+        let budget = Budget::new(words, 0);
+        let occ_at = p.h(H_OCC);
+        s.complete.clear();
+        for &pred in &s.hits {
+            let at = occ_at.wrapping_add(pred.wrapping_mul(2));
+            let (off, n) = (p.w(at), p.w(at.wrapping_add(1)));
+            let Some(list) = p
+                .words
+                .get(off as usize..(off as usize).saturating_add(n as usize))
+            else {
+                return Outcome::Damaged;
+            };
+            if !budget.spend(list.len() as u64 + 1) {
+                return Outcome::Damaged;
+            }
+            for &e in list {
+                let r = (e >> 1) as usize;
+                if e & 1 == 1 {
+                    match s.dead.get_mut(r) {
+                        Some(d) => *d = gen,
+                        None => return Outcome::Damaged,
+                    }
+                    continue;
+                }
+                let (Some(g), Some(c)) = (s.rule_gen.get_mut(r), s.count.get_mut(r)) else {
+                    return Outcome::Damaged;
+                };
+                if *g != gen {
+                    *g = gen;
+                    *c = 0;
+                }
+                *c += 1;
+                let arity = p.w(self.rule_at(r as u32).wrapping_add(R_ARITY));
+                if *c == arity {
+                    s.complete.push(r as u32);
+                }
+            }
+        }
+
+        // 4. First deny, last allow.
+        let alive = |r: u32| s.dead.get(r as usize).is_some_and(|&d| d != gen);
+        let mut first_deny = NONE;
+        let mut last_allow = NONE;
+        for &r in &s.complete {
+            if !alive(r) {
+                continue;
+            }
+            if self.rule_denies(r) {
+                first_deny = first_deny.min(r);
+            } else if last_allow == NONE || r > last_allow {
+                last_allow = r;
+            }
+        }
+        let list = |h: u32| {
+            let (off, n) = (p.h(h), p.h(h.wrapping_add(1)));
+            p.words
+                .get(off as usize..(off as usize).saturating_add(n as usize))
+                .unwrap_or_default()
+        };
+        if let Some(&r) = list(H_ALWAYS_DENY).iter().find(|&&r| alive(r)) {
+            first_deny = first_deny.min(r);
+        }
+        if let Some(&r) = list(H_ALWAYS_ALLOW).iter().rev().find(|&&r| alive(r)) {
+            if last_allow == NONE || r > last_allow {
+                last_allow = r;
+            }
+        }
+        if first_deny != NONE {
+            return Outcome::Rule(first_deny);
+        }
+        let stop = p.h(H_STOP);
+        if stop != NONE {
+            return Outcome::Errored(stop);
+        }
+        if last_allow != NONE {
+            return Outcome::Rule(last_allow);
+        }
+        Outcome::Default
+    }
+
+    /// Resolves the field whose parts are the `n` strings at `off`.
+    fn resolve_field<'v>(&self, request: &'v Value, off: u32, n: u32) -> Option<Field<'v>> {
+        const MAX_PARTS: usize = 64;
+        let n = n as usize;
+        if n == 0 || n > MAX_PARTS {
+            return None;
+        }
+        let mut parts: [&str; MAX_PARTS] = [""; MAX_PARTS];
+        for (k, slot) in parts.iter_mut().take(n).enumerate() {
+            *slot = self.prog.ws(off.wrapping_add(2 * k as u32));
+        }
+        resolve(request, parts.get(..n)?)
+    }
+
+    fn run_ac(&self, ac: &AhoCorasick, k: u32, text: &str, sink: &mut PredSink<'_, '_>) {
+        if !sink.spend(text.len() as u64 + 1) {
+            return;
+        }
+        let at = self.prog.h(H_ACS).wrapping_add(k.wrapping_mul(2));
+        let off = self.prog.w(at);
+        for m in ac.find_overlapping_iter(text) {
+            let pred = self.prog.w(off
+                .wrapping_add((m.pattern().as_u32()).wrapping_mul(3))
+                .wrapping_add(2));
+            if sink.wants(pred) {
+                sink.offer(pred);
+            }
+        }
+    }
+}
+
+/// Runs an unanchored DFA over `text`, offering the predicate of every
+/// pattern that occurs.
+fn run_dfa<A: Automaton>(
+    p: &Program<'_>,
+    dfa: &A,
+    map: u32,
+    text: &str,
+    sink: &mut PredSink<'_, '_>,
+) {
+    let input = Input::new(text);
+    let mut state = OverlappingState::start();
+    loop {
+        if dfa.try_search_overlapping_fwd(&input, &mut state).is_err() {
+            // A DFA that gives up (it never does on the tables the compiler
+            // writes) counts as damaged tables.
+            let _ = sink.spend(u64::MAX);
+            return;
+        }
+        let Some(m) = state.get_match() else { return };
+        let pred = p.w(map.wrapping_add(m.pattern().as_u32()));
+        if sink.wants(pred) {
+            sink.offer(pred);
+        }
+    }
+}
+
+/// Collects the predicates a walk finds true, each once.
+struct PredSink<'s, 'b> {
+    seen: &'s mut Vec<u32>,
+    gen: u32,
+    hits: &'s mut Vec<u32>,
+    budget: &'b Budget,
+}
+
+impl Sink for PredSink<'_, '_> {
+    fn wants(&self, id: u32) -> bool {
+        self.seen.get(id as usize).is_some_and(|&g| g != self.gen)
+    }
+    fn offer(&mut self, id: u32) {
+        if let Some(g) = self.seen.get_mut(id as usize) {
+            if *g != self.gen {
+                *g = self.gen;
+                self.hits.push(id);
+            }
+        }
+    }
+    fn spend(&mut self, units: u64) -> bool {
+        self.budget.spend(units)
+    }
+}
+
+/// Whether a walk found anything.
+struct Any<'b> {
+    found: bool,
+    budget: &'b Budget,
+}
+
+impl Sink for Any<'_> {
+    fn wants(&self, _: u32) -> bool {
+        !self.found
+    }
+    fn offer(&mut self, _: u32) {
+        self.found = true;
+    }
+    fn spend(&mut self, units: u64) -> bool {
+        self.budget.spend(units)
+    }
+    fn next_wanted(&self, _: u32) -> Option<u32> {
+        None
+    }
+}
+
+/// Per-thread counters, stamped with a generation so that nothing is
+/// cleared between decisions.
+#[derive(Debug, Default)]
+struct Scratch {
+    gen: u32,
+    pred_gen: Vec<u32>,
+    rule_gen: Vec<u32>,
+    count: Vec<u32>,
+    dead: Vec<u32>,
+    hits: Vec<u32>,
+    complete: Vec<u32>,
+    text: String,
+}
+
+/// The most rules or predicates a scratch grows to; tables claiming more
+/// are damaged (the header check bounds them by the table size first).
+const SCRATCH_MAX: u32 = 1 << 26;
+
+impl Scratch {
+    /// Grows the scratch to the program and starts a new generation;
+    /// `false` for counts no compiler writes.
+    fn prepare(&mut self, n_rules: u32, n_preds: u32) -> bool {
+        if n_rules > SCRATCH_MAX || n_preds > SCRATCH_MAX {
+            return false;
+        }
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            // Wrapped: clear every stamp once.
+            self.pred_gen.iter_mut().for_each(|g| *g = 0);
+            self.rule_gen.iter_mut().for_each(|g| *g = 0);
+            self.dead.iter_mut().for_each(|g| *g = 0);
+            self.gen = 1;
+        }
+        let (r, p) = (n_rules as usize, n_preds as usize);
+        if self.rule_gen.len() < r {
+            self.rule_gen.resize(r, 0);
+            self.count.resize(r, 0);
+            self.dead.resize(r, 0);
+        }
+        if self.pred_gen.len() < p {
+            self.pred_gen.resize(p, 0);
+        }
+        self.hits.clear();
+        true
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
