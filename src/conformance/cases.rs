@@ -74,6 +74,8 @@ pub enum FileKind {
     Matchers,
     /// Policies, calls and verdicts.
     Decisions,
+    /// Rubric bundles, requests and results.
+    Rubric,
 }
 
 /// Recognises a file's shape from its first case.
@@ -85,6 +87,8 @@ pub fn kind_of(v: &Value) -> Option<FileKind> {
         Some(FileKind::Matchers)
     } else if first.get("policy").is_some() {
         Some(FileKind::Decisions)
+    } else if super::rubric::is_rubric(first) {
+        Some(FileKind::Rubric)
     } else {
         None
     }
@@ -105,13 +109,18 @@ pub(super) fn run(name: &str, text: &str, engines: &[EngineKind]) -> Result<Repo
             let f: DecisionsFile = serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
             Ok(run_decisions(name, &f, engines))
         }
+        Some(FileKind::Rubric) => {
+            let f: super::rubric::RubricFile =
+                serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
+            Ok(super::rubric::run(name, &f, engines))
+        }
         None => Err(format!(
-            "{name}: not a conformance file: expected `cases` whose entries have `input`, `matcher` or `policy`"
+            "{name}: not a conformance file: expected `cases` whose entries have `input`, `matcher`, `policy` or `bundle`"
         )),
     }
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+pub(super) fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
 }
 
@@ -199,7 +208,7 @@ fn run_grammar(file: &str, f: &GrammarFile) -> Report {
     r
 }
 
-fn record(r: &mut Report, file: &str, case: &str, engine: &str, failures: Vec<String>) {
+pub(super) fn record(r: &mut Report, file: &str, case: &str, engine: &str, failures: Vec<String>) {
     if failures.is_empty() {
         r.passed += 1;
     } else {

@@ -6,7 +6,9 @@
 //! * **grammar**: `{"cases": [{"name", "input", "rules" | "error"}]}`;
 //! * **matchers**: `{"cases": [{"matcher", "spec", "args" | "raw", "match"}]}`;
 //! * **decisions**: `{"matchers"?, "cases": [{"name", "policy", ...}]}`,
-//!   agentpolicy's `decisions.json` and toolgate's own cases alike.
+//!   agentpolicy's `decisions.json` and toolgate's own cases alike;
+//! * **rubric**: `{"cases": [{"name", "bundle", "requests", ...}]}`, Rubric
+//!   bundles and the results their requests get (see `rubric.rs`).
 //!
 //! Grammar cases run once (parsing is shared); matcher and decision cases
 //! run on every engine given, and a case passes when it passes on all of
@@ -22,6 +24,7 @@
 //! The harness does no I/O: callers hand it file names and contents.
 
 mod cases;
+mod rubric;
 
 pub use cases::{EngineKind, FileKind};
 
