@@ -41,7 +41,8 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<Format>,
     },
-    /// Compile a policy to a binary artifact that `decide --bundle` loads.
+    /// Compile a policy (or a Rubric bundle) to a binary artifact that
+    /// `decide --bundle` loads.
     Compile {
         /// The policy file (JSON or TOML).
         policy: String,
@@ -64,7 +65,9 @@ enum Command {
     /// Decide calls: one call JSON per line in, one verdict JSON per line out.
     ///
     /// A line holding an array of calls is decided as one batch, and its
-    /// verdicts are written as one array on one line.
+    /// verdicts are written as one array on one line. A Rubric bundle
+    /// (recognised by its `policies` entries with `policyId`) reads Rubric
+    /// requests and writes Rubric results, one per line.
     Decide {
         /// The policy file (JSON or TOML).
         #[arg(long, required_unless_present = "bundle", conflicts_with = "bundle")]
@@ -157,9 +160,16 @@ fn main() -> ExitCode {
             calls,
         } => match (policy, bundle) {
             (_, Some(bundle)) => decide_bundle(&bundle, &calls),
-            (Some(policy), None) => match build(&policy, format, engine) {
-                Ok(e) => decide(e.as_ref(), &calls),
+            (Some(policy), None) => match rubric_bundle(&policy) {
                 Err(code) => code,
+                Ok(Some(b)) => match rubric_engine(&b, engine) {
+                    Ok(e) => decide_rubric(e.as_ref(), &calls),
+                    Err(code) => code,
+                },
+                Ok(None) => match build(&policy, format, engine) {
+                    Ok(e) => decide(e.as_ref(), &calls),
+                    Err(code) => code,
+                },
             },
             (None, None) => ExitCode::from(EXIT_USAGE),
         },
@@ -213,7 +223,78 @@ fn build(
     })
 }
 
+/// Reads `path` as a Rubric bundle when it has a bundle's shape (a JSON
+/// document whose `policies` entries carry `policyId`): `None` for any
+/// other document, which is read as a policy.
+fn rubric_bundle(path: &str) -> Result<Option<toolgate::rubric::Bundle>, ExitCode> {
+    if path.ends_with(".toml") {
+        return Ok(None);
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read `{path}`: {e}");
+            return Err(ExitCode::from(EXIT_IO));
+        }
+    };
+    let value = match toolgate::json::parse_strict(&text) {
+        Ok(v) if toolgate::rubric::Bundle::looks_like(&v) => v,
+        _ => return Ok(None),
+    };
+    match toolgate::rubric::Bundle::from_value(&value) {
+        Ok(b) => {
+            for w in &b.warnings {
+                let d = toolgate::Diagnostics::one(w.clone()).in_file(path);
+                eprint!("{}", d.first().render(None).replacen("error", "warning", 1));
+            }
+            for e in b.compile_errors() {
+                eprintln!("warning: {e}");
+            }
+            Ok(Some(b))
+        }
+        Err(d) => Err(report(&d.in_file(path), &text)),
+    }
+}
+
+fn rubric_engine(
+    b: &toolgate::rubric::Bundle,
+    engine: EngineArg,
+) -> Result<Box<dyn toolgate::rubric::RubricEvaluator>, ExitCode> {
+    use toolgate::rubric::{reference::RubricReference, RubricEngine};
+    let built = match engine {
+        EngineArg::Reference => return Ok(Box::new(RubricReference::new(b))),
+        _ => RubricEngine::build(b),
+    };
+    let built = built.map_err(|d| report(&d, ""))?;
+    match engine {
+        EngineArg::Artifact => {
+            let bytes = built.to_bytes().unwrap_or_default();
+            match RubricEngine::from_bytes(&bytes) {
+                Ok(e) => Ok(Box::new(e.into_owned())),
+                Err(e) => {
+                    eprintln!("error: the bundle's artifact does not load back: {e}");
+                    Err(ExitCode::from(EXIT_INVALID))
+                }
+            }
+        }
+        _ => Ok(Box::new(built)),
+    }
+}
+
 fn check(path: &str, format: Option<Format>) -> ExitCode {
+    match rubric_bundle(path) {
+        Err(code) => return code,
+        Ok(Some(b)) => {
+            return match rubric_engine(&b, EngineArg::Compiled) {
+                Ok(_) => {
+                    eprintln!("{path}: ok (a Rubric bundle)");
+                    ExitCode::SUCCESS
+                }
+                Err(code) => code,
+            }
+        }
+        Ok(None) => {}
+    }
     match build(path, format, EngineArg::Compiled) {
         Ok(_) => {
             eprintln!("{path}: ok");
@@ -224,18 +305,26 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
 }
 
 fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
-    let policy = match load(path, format) {
-        Ok(p) => p,
+    let bytes = match rubric_bundle(path) {
         Err(code) => return code,
-    };
-    let engine = match Engine::build(&policy) {
-        Ok(e) => e,
-        Err(d) => {
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            return report(&d.in_file(path), &text);
+        Ok(Some(b)) => match toolgate::rubric::RubricEngine::build(&b) {
+            Ok(e) => e.to_bytes().unwrap_or_default(),
+            Err(d) => return report(&d.in_file(path), ""),
+        },
+        Ok(None) => {
+            let policy = match load(path, format) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            match Engine::build(&policy) {
+                Ok(e) => e.to_bytes(),
+                Err(d) => {
+                    let text = std::fs::read_to_string(path).unwrap_or_default();
+                    return report(&d.in_file(path), &text);
+                }
+            }
         }
     };
-    let bytes = engine.to_bytes();
     // Write beside the target and rename, so that a reader never maps a
     // half-written artifact.
     let tmp = format!("{output}.tmp");
@@ -390,6 +479,17 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
         Ok(m) => m,
         Err(code) => return code,
     };
+    let conditions = toolgate::artifact::header(&mapped)
+        .is_ok_and(|h| h.required & toolgate::artifact::FEATURE_CONDITIONS != 0);
+    if conditions {
+        return match toolgate::rubric::RubricEngine::from_bytes(&mapped) {
+            Ok(engine) => decide_rubric(&engine, calls),
+            Err(e) => {
+                eprintln!("error: `{path}` is not a usable artifact: {e}");
+                ExitCode::from(EXIT_INVALID)
+            }
+        };
+    }
     match Engine::from_bytes(&mapped) {
         Ok(engine) => decide(&engine, calls),
         Err(e) => {
@@ -399,7 +499,23 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
     }
 }
 
-fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
+/// Decides Rubric requests: one JSON object per line in, one result per
+/// line out. A line that cannot be read is answered with a deny.
+fn decide_rubric(engine: &dyn toolgate::rubric::RubricEvaluator, calls: &str) -> ExitCode {
+    use toolgate::rubric::Request;
+    lines(calls, |line| {
+        let request = match line {
+            Ok(text) => Request::from_json(text).unwrap_or_else(Request::unreadable),
+            Err(why) => Request::unreadable(why),
+        };
+        engine.decide(&request).to_json().to_string()
+    })
+}
+
+/// Reads `calls` (a file, or `-` for standard input) line by line, skipping
+/// blank lines, and writes `answer`'s text for each line, flushing before
+/// any read that could wait.
+fn lines(calls: &str, mut answer: impl FnMut(Result<&str, &str>) -> String) -> ExitCode {
     let source: Box<dyn Read> = if calls == "-" {
         Box::new(std::io::stdin())
     } else {
@@ -415,8 +531,6 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut line = Vec::new();
     loop {
-        // Verdicts stream: whatever is decided is flushed before a read
-        // that could wait for more input, and not after every line.
         if input.buffer().is_empty() && out.flush().is_err() {
             return ExitCode::from(EXIT_IO);
         }
@@ -425,16 +539,16 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                eprintln!("error: reading calls: {e}");
+                eprintln!("error: reading requests: {e}");
                 return ExitCode::from(EXIT_IO);
             }
         }
-        let answer = match std::str::from_utf8(&line) {
+        let text = match std::str::from_utf8(&line) {
             Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => decide_line(engine, text),
-            Err(_) => unreadable("the line is not UTF-8").to_json().to_string(),
+            Ok(text) => answer(Ok(text)),
+            Err(_) => answer(Err("the line is not UTF-8")),
         };
-        if writeln!(out, "{answer}").is_err() {
+        if writeln!(out, "{text}").is_err() {
             return ExitCode::from(EXIT_IO);
         }
     }
@@ -442,6 +556,13 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(EXIT_IO),
     }
+}
+
+fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
+    lines(calls, |line| match line {
+        Ok(text) => decide_line(engine, text),
+        Err(why) => unreadable(why).to_json().to_string(),
+    })
 }
 
 /// Decides one input line: a call, or an array of calls as one batch. A line
