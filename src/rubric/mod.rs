@@ -29,6 +29,7 @@
 //! depends on the bundle model only.
 
 mod bundle;
+pub mod generate;
 pub mod reference;
 
 use crate::artifact::{self, LoadError};
