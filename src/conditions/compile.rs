@@ -1,5 +1,5 @@
-//! A [`CondIr`] into tables: predicates, occurrence lists, tries, literal
-//! sets and DFAs.
+//! A [`CondIr`] into tables: predicates, rules as literal lists anchored
+//! on a predicate, tries, needle sets and DFAs.
 
 use super::layout::*;
 use super::value::js_number;
@@ -69,8 +69,9 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
     let mut fields: Vec<FieldBuild> = Vec::new();
     let mut field_ids: HashMap<String, usize> = HashMap::new();
     let mut preds: HashMap<(usize, Kind), u32> = HashMap::new();
-    let mut occ: Vec<Vec<u32>> = Vec::new();
-    let mut rules: Vec<(u32, u32, u32)> = Vec::new(); // (group, flags, arity)
+    let mut n_preds = 0usize;
+    // (group, flags, literals); a literal is `predicate << 1 | negated`.
+    let mut rules: Vec<(u32, u32, Vec<u32>)> = Vec::new();
     let mut errors = Vec::new();
 
     let mut rule_id = 0u32;
@@ -91,7 +92,7 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
                         let next = preds.len() as u32;
                         let id = *preds.entry((f, kind.clone())).or_insert(next);
                         if id == next {
-                            occ.push(Vec::new());
+                            n_preds += 1;
                             if let Some(fb) = fields.get_mut(f) {
                                 add_pred(&mut trie, fb, &kind, id);
                             }
@@ -131,24 +132,47 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
                 // Both a predicate and its negation: never true.
                 never = true;
             }
-            let arity = lits.iter().filter(|l| !l.1).count() as u32;
             let mut flags = if r.effect == Effect::Deny { RF_DENY } else { 0 };
             if never {
                 flags |= RF_NEVER;
-            } else {
-                for (p, neg) in &lits {
-                    if let Some(list) = occ.get_mut(*p as usize) {
-                        list.push(rule_id << 1 | u32::from(*neg));
-                    }
-                }
+                lits.clear();
             }
             if r.description.is_some() {
                 flags |= RF_HAS_DESC;
             }
-            rules.push((gi as u32, flags, arity));
+            let words = lits.iter().map(|(p, n)| p << 1 | u32::from(*n)).collect();
+            rules.push((gi as u32, flags, words));
             rule_id += 1;
         }
     }
+
+    // Anchors: each rule on its rarest positive predicate.
+    let mut uses = vec![0u32; n_preds];
+    for (_, _, lits) in &rules {
+        for l in lits.iter().filter(|l| *l & 1 == 0) {
+            if let Some(u) = uses.get_mut((l >> 1) as usize) {
+                *u += 1;
+            }
+        }
+    }
+    let mut anchored: Vec<[Vec<u32>; 2]> = vec![[Vec::new(), Vec::new()]; n_preds];
+    for (id, (_, flags, lits)) in rules.iter().enumerate() {
+        if flags & RF_NEVER != 0 {
+            continue;
+        }
+        let anchor = lits
+            .iter()
+            .filter(|l| *l & 1 == 0)
+            .map(|l| l >> 1)
+            .min_by_key(|p| (uses.get(*p as usize).copied().unwrap_or(0), *p));
+        let list = anchor
+            .and_then(|p| anchored.get_mut(p as usize))
+            .and_then(|lists| lists.get_mut(usize::from(flags & RF_DENY == 0)));
+        if let Some(list) = list {
+            list.push(id as u32);
+        }
+    }
+    let _ = rule_id;
 
     // DFAs for `matches`, per field.
     let mut dfas: Vec<Dfa<'static>> = Vec::new();
@@ -201,35 +225,47 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         ]);
     }
 
+    let mut lits_at = Vec::with_capacity(rules.len());
+    for (_, _, lits) in &rules {
+        lits_at.push(w.here());
+        w.words.extend_from_slice(lits);
+    }
     let rules_at = w.here();
-    let mut ri = rules.iter();
+    let mut ri = rules.iter().zip(&lits_at);
     for g in live {
         for r in &g.rules {
-            let (group, flags, arity) = ri.next().copied().unwrap_or((NONE, RF_NEVER, 0));
+            let ((group, flags, lits), at) = match ri.next() {
+                Some(((g, f, l), a)) => ((*g, *f, l.len() as u32), *a),
+                None => ((NONE, RF_NEVER, 0), 0),
+            };
             let id = w.str(&r.id);
             let desc = match &r.description {
                 Some(d) => w.str(d),
                 None => (0, NONE),
             };
             w.words
-                .extend_from_slice(&[id.0, id.1, desc.0, desc.1, group, flags, arity]);
+                .extend_from_slice(&[id.0, id.1, desc.0, desc.1, group, flags, at, lits]);
         }
     }
 
-    let occ_at = w.here();
-    w.words.resize(w.words.len() + occ.len() * 2, 0);
-    for (p, list) in occ.iter().enumerate() {
-        let at = w.here();
-        w.patch(occ_at as usize + 2 * p, at);
-        w.patch(occ_at as usize + 2 * p + 1, list.len() as u32);
-        w.words.extend_from_slice(list);
+    let anchors_at = w.here();
+    w.words.resize(w.words.len() + anchored.len() * 4, 0);
+    for (p, lists) in anchored.iter().enumerate() {
+        for (k, list) in lists.iter().enumerate() {
+            let at = w.here();
+            w.patch(anchors_at as usize + 4 * p + 2 * k, at);
+            w.patch(anchors_at as usize + 4 * p + 2 * k + 1, list.len() as u32);
+            w.words.extend_from_slice(list);
+        }
     }
 
     let always = |deny: bool| -> Vec<u32> {
         rules
             .iter()
             .enumerate()
-            .filter(|(_, (_, f, a))| *a == 0 && f & RF_NEVER == 0 && (f & RF_DENY != 0) == deny)
+            .filter(|(_, (_, f, lits))| {
+                lits.iter().all(|l| l & 1 == 1) && f & RF_NEVER == 0 && (f & RF_DENY != 0) == deny
+            })
             .map(|(i, _)| i as u32)
             .collect()
     };
@@ -334,8 +370,8 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         (H_GROUPS, groups_at),
         (H_N_RULES, rules.len() as u32),
         (H_RULES, rules_at),
-        (H_N_PREDS, occ.len() as u32),
-        (H_OCC, occ_at),
+        (H_N_PREDS, n_preds as u32),
+        (H_ANCHORS, anchors_at),
         (H_N_FIELDS, fields.len() as u32),
         (H_FIELDS, fields_at),
         (H_STOP, stop.map_or(NONE, |s| s as u32)),
@@ -468,7 +504,7 @@ fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
 }
 
 /// Patterns per DFA before any split.
-const CHUNK: usize = 32;
+const CHUNK: usize = 256;
 
 /// Builds the DFAs of one field's patterns in chunks, splitting a chunk
 /// whose DFA exceeds the limits.

@@ -4,14 +4,19 @@
 //! 2. Its tries are walked by `runtime::eval` (the same walker rule lists
 //!    use), its Aho-Corasick automaton and its DFAs are run over the
 //!    stringified value; every predicate found true is collected once.
-//! 3. Each true predicate's occurrence list bumps the counters of the rules
-//!    it appears in positively and marks dead those it appears in negated;
-//!    a rule whose counter reaches its arity is complete.
-//! 4. The first deny is the smallest complete or always-candidate deny rule
-//!    not dead; the last allow the largest such allow rule.
+//! 3. Each true predicate offers the deny rules anchored on it in
+//!    increasing id order; a candidate is checked against the predicate
+//!    bits (every positive literal true, every negated one false), and the
+//!    offer stops at the first that holds or at an id no smaller than the
+//!    best deny found. The "always" deny list (rules with no positive
+//!    literal) is offered the same way. The smallest holding id is the
+//!    first deny.
+//! 4. Only when no deny holds and no errored group stops the scan, the
+//!    allow rules are offered backwards for the last allow.
 //!
-//! Counters live in a per-thread scratch stamped with a generation, so a
-//! decision allocates nothing once the scratch has grown to the program.
+//! The predicate bits live in a per-thread scratch stamped with a
+//! generation, so a decision allocates nothing once the scratch has grown
+//! to the program.
 //! Every read of the tables is bounds-checked, and every walk runs under a
 //! work budget: damaged tables decide [`Outcome::Damaged`], never a panic.
 
@@ -47,6 +52,8 @@ pub enum Outcome {
 pub struct Compiled<'a> {
     pub(crate) prog: Program<'a>,
     acs: Vec<AhoCorasick>,
+    /// Each field's dot path split into parts, read from the tables once.
+    parts: Vec<Vec<String>>,
 }
 
 /// Why tables are not a usable condition program.
@@ -60,7 +67,7 @@ pub(crate) fn check_header(p: &Program<'_>) -> Result<(), String> {
     let checks = [
         (H_GROUPS, H_N_GROUPS, GROUP_WORDS, "group"),
         (H_RULES, H_N_RULES, RULE_WORDS, "rule"),
-        (H_OCC, H_N_PREDS, 2, "predicate"),
+        (H_ANCHORS, H_N_PREDS, 4, "predicate"),
         (H_FIELDS, H_N_FIELDS, FIELD_WORDS, "field"),
         (H_ALWAYS_DENY, H_ALWAYS_DENY + 1, 1, "always-deny"),
         (H_ALWAYS_ALLOW, H_ALWAYS_ALLOW + 1, 1, "always-allow"),
@@ -101,11 +108,25 @@ impl<'a> Compiled<'a> {
                 .collect();
             let ac = AhoCorasick::builder()
                 .match_kind(aho_corasick::MatchKind::Standard)
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
                 .build(&needles)
                 .map_err(|e| format!("a needle list does not build: {e}"))?;
             acs.push(ac);
         }
-        Ok(Compiled { prog, acs })
+        let fields_at = prog.h(H_FIELDS);
+        let parts = (0..prog.h(H_N_FIELDS))
+            .map(|f| {
+                let at = fields_at.wrapping_add(f.wrapping_mul(FIELD_WORDS));
+                let (off, n) = (
+                    prog.w(at.wrapping_add(F_PARTS)),
+                    prog.w(at.wrapping_add(F_PARTS + 1)),
+                );
+                (0..n.min(MAX_PARTS))
+                    .map(|k| prog.ws(off.wrapping_add(2 * k)).to_string())
+                    .collect()
+            })
+            .collect();
+        Ok(Compiled { prog, acs, parts })
     }
 
     /// The tables.
@@ -118,6 +139,7 @@ impl<'a> Compiled<'a> {
         Compiled {
             prog: self.prog.into_owned(),
             acs: self.acs,
+            parts: self.parts,
         }
     }
 
@@ -244,9 +266,7 @@ impl<'a> Compiled<'a> {
         if p.h(H_N_GROUPS) == 0 {
             return Outcome::Empty;
         }
-        let n_rules = p.h(H_N_RULES);
-        let n_preds = p.h(H_N_PREDS);
-        if !s.prepare(n_rules, n_preds) {
+        if !s.prepare(p.h(H_N_PREDS)) {
             return Outcome::Damaged;
         }
         let gen = s.gen;
@@ -264,7 +284,11 @@ impl<'a> Compiled<'a> {
                 return Outcome::Damaged;
             };
             let word = |i: u32| rec.get(i as usize).copied().unwrap_or(NONE);
-            let Some(field) = self.resolve_field(request, word(F_PARTS), word(F_PARTS + 1)) else {
+            let parts = self.parts.get(f as usize).map(Vec::as_slice);
+            let Some(field) = parts
+                .filter(|p| !p.is_empty())
+                .and_then(|p| resolve(request, p))
+            else {
                 continue;
             };
             s.text.clear();
@@ -334,73 +358,19 @@ impl<'a> Compiled<'a> {
             }
         }
 
-        // 3. Occurrences.
+        // 3. The first deny.
         let budget = Budget::new(words, 0);
-        let occ_at = p.h(H_OCC);
-        s.complete.clear();
-        for &pred in &s.hits {
-            let at = occ_at.wrapping_add(pred.wrapping_mul(2));
-            let (off, n) = (p.w(at), p.w(at.wrapping_add(1)));
-            let Some(list) = p
-                .words
-                .get(off as usize..(off as usize).saturating_add(n as usize))
-            else {
-                return Outcome::Damaged;
-            };
-            if !budget.spend(list.len() as u64 + 1) {
-                return Outcome::Damaged;
-            }
-            for &e in list {
-                let r = (e >> 1) as usize;
-                if e & 1 == 1 {
-                    match s.dead.get_mut(r) {
-                        Some(d) => *d = gen,
-                        None => return Outcome::Damaged,
-                    }
-                    continue;
-                }
-                let (Some(g), Some(c)) = (s.rule_gen.get_mut(r), s.count.get_mut(r)) else {
-                    return Outcome::Damaged;
-                };
-                if *g != gen {
-                    *g = gen;
-                    *c = 0;
-                }
-                *c += 1;
-                let arity = p.w(self.rule_at(r as u32).wrapping_add(R_ARITY));
-                if *c == arity {
-                    s.complete.push(r as u32);
-                }
-            }
-        }
-
-        // 4. First deny, last allow.
-        let alive = |r: u32| s.dead.get(r as usize).is_some_and(|&d| d != gen);
+        let anchors = p.h(H_ANCHORS);
         let mut first_deny = NONE;
-        let mut last_allow = NONE;
-        for &r in &s.complete {
-            if !alive(r) {
-                continue;
-            }
-            if self.rule_denies(r) {
-                first_deny = first_deny.min(r);
-            } else if last_allow == NONE || r > last_allow {
-                last_allow = r;
+        for &pred in &s.hits {
+            let list = self.anchored(anchors, pred, 0);
+            if !self.offer_deny(list, &s.pred_gen, gen, &mut first_deny, &budget) {
+                return Outcome::Damaged;
             }
         }
-        let list = |h: u32| {
-            let (off, n) = (p.h(h), p.h(h.wrapping_add(1)));
-            p.words
-                .get(off as usize..(off as usize).saturating_add(n as usize))
-                .unwrap_or_default()
-        };
-        if let Some(&r) = list(H_ALWAYS_DENY).iter().find(|&&r| alive(r)) {
-            first_deny = first_deny.min(r);
-        }
-        if let Some(&r) = list(H_ALWAYS_ALLOW).iter().rev().find(|&&r| alive(r)) {
-            if last_allow == NONE || r > last_allow {
-                last_allow = r;
-            }
+        let always = self.list(H_ALWAYS_DENY);
+        if !self.offer_deny(always, &s.pred_gen, gen, &mut first_deny, &budget) {
+            return Outcome::Damaged;
         }
         if first_deny != NONE {
             return Outcome::Rule(first_deny);
@@ -409,24 +379,117 @@ impl<'a> Compiled<'a> {
         if stop != NONE {
             return Outcome::Errored(stop);
         }
+
+        // 4. The last allow.
+        let mut last_allow = NONE;
+        for &pred in &s.hits {
+            let list = self.anchored(anchors, pred, 1);
+            if !self.offer_allow(list, &s.pred_gen, gen, &mut last_allow, &budget) {
+                return Outcome::Damaged;
+            }
+        }
+        let always = self.list(H_ALWAYS_ALLOW);
+        if !self.offer_allow(always, &s.pred_gen, gen, &mut last_allow, &budget) {
+            return Outcome::Damaged;
+        }
         if last_allow != NONE {
             return Outcome::Rule(last_allow);
         }
         Outcome::Default
     }
 
-    /// Resolves the field whose parts are the `n` strings at `off`.
-    fn resolve_field<'v>(&self, request: &'v Value, off: u32, n: u32) -> Option<Field<'v>> {
-        const MAX_PARTS: usize = 64;
-        let n = n as usize;
-        if n == 0 || n > MAX_PARTS {
+    /// The rule ids at header word `h` (offset) and `h + 1` (count).
+    fn list(&self, h: u32) -> &[u32] {
+        let p = &self.prog;
+        let (off, n) = (p.h(h), p.h(h.wrapping_add(1)));
+        p.words
+            .get(off as usize..(off as usize).saturating_add(n as usize))
+            .unwrap_or_default()
+    }
+
+    /// The deny (`k = 0`) or allow (`k = 1`) rules anchored on `pred`.
+    fn anchored(&self, anchors: u32, pred: u32, k: u32) -> &[u32] {
+        let p = &self.prog;
+        let at = anchors
+            .wrapping_add(pred.wrapping_mul(4))
+            .wrapping_add(k.wrapping_mul(2));
+        let (off, n) = (p.w(at), p.w(at.wrapping_add(1)));
+        p.words
+            .get(off as usize..(off as usize).saturating_add(n as usize))
+            .unwrap_or_default()
+    }
+
+    /// Whether every literal of rule `r` holds under the predicate bits;
+    /// `None` when the tables are damaged.
+    fn rule_holds(&self, r: u32, seen: &[u32], gen: u32, budget: &Budget) -> Option<bool> {
+        let p = &self.prog;
+        let at = self.rule_at(r).wrapping_add(R_LITS);
+        let (off, n) = (p.w(at), p.w(at.wrapping_add(1)));
+        let lits = p
+            .words
+            .get(off as usize..(off as usize).checked_add(n as usize)?)?;
+        if !budget.spend(lits.len() as u64 + 1) {
             return None;
         }
-        let mut parts: [&str; MAX_PARTS] = [""; MAX_PARTS];
-        for (k, slot) in parts.iter_mut().take(n).enumerate() {
-            *slot = self.prog.ws(off.wrapping_add(2 * k as u32));
+        for &l in lits {
+            let on = *seen.get((l >> 1) as usize)? == gen;
+            if on == (l & 1 == 1) {
+                return Some(false);
+            }
         }
-        resolve(request, parts.get(..n)?)
+        Some(true)
+    }
+
+    /// Offers ascending deny candidates; `false` when the tables are
+    /// damaged.
+    fn offer_deny(
+        &self,
+        list: &[u32],
+        seen: &[u32],
+        gen: u32,
+        best: &mut u32,
+        budget: &Budget,
+    ) -> bool {
+        for &r in list {
+            if r >= *best {
+                break;
+            }
+            match self.rule_holds(r, seen, gen, budget) {
+                Some(true) => {
+                    *best = r;
+                    break;
+                }
+                Some(false) => {}
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Offers allow candidates from the largest id down; `false` when the
+    /// tables are damaged.
+    fn offer_allow(
+        &self,
+        list: &[u32],
+        seen: &[u32],
+        gen: u32,
+        best: &mut u32,
+        budget: &Budget,
+    ) -> bool {
+        for &r in list.iter().rev() {
+            if *best != NONE && r <= *best {
+                break;
+            }
+            match self.rule_holds(r, seen, gen, budget) {
+                Some(true) => {
+                    *best = r;
+                    break;
+                }
+                Some(false) => {}
+                None => return false,
+            }
+        }
+        true
     }
 
     fn run_ac(&self, ac: &AhoCorasick, k: u32, text: &str, sink: &mut PredSink<'_, '_>) {
@@ -518,45 +581,38 @@ impl Sink for Any<'_> {
     }
 }
 
-/// Per-thread counters, stamped with a generation so that nothing is
+/// The most parts a field's path may have: the bundle reader's paths are
+/// far shorter; damaged tables claiming more resolve nothing beyond.
+const MAX_PARTS: u32 = 256;
+
+/// Per-thread predicate bits, stamped with a generation so that nothing is
 /// cleared between decisions.
 #[derive(Debug, Default)]
 struct Scratch {
     gen: u32,
     pred_gen: Vec<u32>,
-    rule_gen: Vec<u32>,
-    count: Vec<u32>,
-    dead: Vec<u32>,
     hits: Vec<u32>,
-    complete: Vec<u32>,
     text: String,
 }
 
-/// The most rules or predicates a scratch grows to; tables claiming more
-/// are damaged (the header check bounds them by the table size first).
+/// The most predicates a scratch grows to; tables claiming more are
+/// damaged (the header check bounds them by the table size first).
 const SCRATCH_MAX: u32 = 1 << 26;
 
 impl Scratch {
     /// Grows the scratch to the program and starts a new generation;
     /// `false` for counts no compiler writes.
-    fn prepare(&mut self, n_rules: u32, n_preds: u32) -> bool {
-        if n_rules > SCRATCH_MAX || n_preds > SCRATCH_MAX {
+    fn prepare(&mut self, n_preds: u32) -> bool {
+        if n_preds > SCRATCH_MAX {
             return false;
         }
         self.gen = self.gen.wrapping_add(1);
         if self.gen == 0 {
             // Wrapped: clear every stamp once.
             self.pred_gen.iter_mut().for_each(|g| *g = 0);
-            self.rule_gen.iter_mut().for_each(|g| *g = 0);
-            self.dead.iter_mut().for_each(|g| *g = 0);
             self.gen = 1;
         }
-        let (r, p) = (n_rules as usize, n_preds as usize);
-        if self.rule_gen.len() < r {
-            self.rule_gen.resize(r, 0);
-            self.count.resize(r, 0);
-            self.dead.resize(r, 0);
-        }
+        let p = n_preds as usize;
         if self.pred_gen.len() < p {
             self.pred_gen.resize(p, 0);
         }

@@ -16,19 +16,22 @@
 //!   as exact paths, `starts_with` as prefixes, `ends_with` as suffixes),
 //!   of one Aho-Corasick automaton (`contains`) and of unanchored bounded
 //!   DFAs (`matches`);
-//! * a rule is matched when the number of its true positive predicates
-//!   reaches its arity and none of its negated predicates is true: each
-//!   true predicate's occurrence list bumps counters or marks rules dead;
-//!   rules with no positive predicate are kept on two sorted lists and
-//!   scanned, skipping only dead ones, so the scan costs no more than the
-//!   occurrences already visited;
-//! * first deny is the smallest matched deny id, last allow the largest
-//!   matched allow id; rules after the first errored group are not
-//!   compiled at all, as no request can reach them.
+//! * a rule is a conjunction of literals (a predicate, or its negation),
+//!   and is **anchored** on its rarest positive predicate: each predicate
+//!   lists the deny rules and the allow rules anchored on it, in id order;
+//!   rules with no positive literal are on two "always" lists;
+//! * a decision collects the true predicates, then for each one offers its
+//!   anchored deny rules in increasing id order, stopping at the first
+//!   whose literals all hold (a lookup per literal in the predicate bits)
+//!   or at an id no smaller than the best deny found; only when no deny
+//!   matched does it look for the last allow the same way, backwards;
+//! * rules after the first errored group are not compiled at all, as no
+//!   request can reach them.
 //!
 //! The cost of a decision is one walk per field addressed, plus the
-//! occurrences of the predicates that are true: it does not grow with the
-//! number of rules.
+//! candidates the true predicates anchor that could still beat the best
+//! found: it does not grow with the number of rules a request cannot
+//! match.
 //!
 //! Depends on `compile` (the trie builder and the string writer),
 //! `runtime` (the program container, the walker, the work budget), `diag`,
@@ -216,7 +219,9 @@ pub(crate) mod layout {
     pub const H_N_RULES: u32 = 3;
     pub const H_RULES: u32 = 4;
     pub const H_N_PREDS: u32 = 5;
-    pub const H_OCC: u32 = 6;
+    /// Per predicate, 4 words: its anchored deny rules (offset, count) and
+    /// allow rules (offset, count), each in increasing id order.
+    pub const H_ANCHORS: u32 = 6;
     pub const H_N_FIELDS: u32 = 7;
     pub const H_FIELDS: u32 = 8;
     pub const H_STOP: u32 = 9;
@@ -239,12 +244,13 @@ pub(crate) mod layout {
     pub const G_FLAGS: u32 = 5;
     pub const GF_ERRORED: u32 = 1;
 
-    /// Rule record: id (2), description (2), group, flags, positive arity.
-    pub const RULE_WORDS: u32 = 7;
+    /// Rule record: id (2), description (2), group, flags, literals
+    /// (offset, count of words `predicate << 1 | negated`).
+    pub const RULE_WORDS: u32 = 8;
     pub const R_DESC: u32 = 2;
     pub const R_GROUP: u32 = 4;
     pub const R_FLAGS: u32 = 5;
-    pub const R_ARITY: u32 = 6;
+    pub const R_LITS: u32 = 6;
     pub const RF_DENY: u32 = 1;
     pub const RF_NEVER: u32 = 2;
     pub const RF_HAS_DESC: u32 = 4;

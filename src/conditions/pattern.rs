@@ -80,7 +80,14 @@ pub(crate) fn build_dfa(patterns: &[&str], limit: usize) -> Result<dense::DFA<Ve
                 .determinize_size_limit(Some(limit)),
         )
         .syntax(syntax_config())
-        .thompson(thompson::Config::new().nfa_size_limit(Some(limit)))
+        // PERF: only which patterns occur matters, never where an empty
+        // match falls, so empty matches need not be kept off UTF-8
+        // boundaries.
+        .thompson(
+            thompson::Config::new()
+                .utf8(false)
+                .nfa_size_limit(Some(limit)),
+        )
         .build_many(patterns)
         .map_err(|e| first_line(&e.to_string()))
 }

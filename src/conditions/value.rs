@@ -30,6 +30,9 @@ pub fn resolve<'v, S: AsRef<str>>(root: &'v Value, parts: &[S]) -> Option<Field<
     while let Some(part) = it.next() {
         let part = part.as_ref();
         cur = match cur {
+            // PERF: a request's objects are small; comparing a few keys is
+            // cheaper than hashing the part with SipHash.
+            Value::Object(m) if m.len() <= 8 => m.iter().find(|(k, _)| *k == part)?.1,
             Value::Object(m) => m.get(part)?,
             Value::Array(a) => {
                 if part == "length" {

@@ -28,6 +28,9 @@ pub struct Shape {
     pub all_types: bool,
     /// Sometimes a bundle with no policies.
     pub empty_bundles: bool,
+    /// Sometimes a `matches` pattern that does not compile (which marks its
+    /// policy errored).
+    pub invalid_patterns: bool,
 }
 
 impl Shape {
@@ -39,9 +42,73 @@ impl Shape {
             max_conditions: 3,
             all_types: false,
             empty_bundles: true,
+            invalid_patterns: true,
         }
     }
 }
+
+const PROGRAMS: [&str; 24] = [
+    "git",
+    "npm",
+    "cargo",
+    "docker",
+    "kubectl",
+    "make",
+    "python",
+    "pip",
+    "terraform",
+    "aws",
+    "gcloud",
+    "curl",
+    "rm",
+    "node",
+    "go",
+    "ssh",
+    "scp",
+    "psql",
+    "redis-cli",
+    "helm",
+    "yarn",
+    "rsync",
+    "tar",
+    "sed",
+];
+const SUBCOMMANDS: [&str; 12] = [
+    "status", "push", "pull", "install", "run", "build", "deploy", "delete", "apply", "exec",
+    "login", "logs",
+];
+const FLAGS: [&str; 8] = [
+    "--force",
+    "-rf",
+    "--all",
+    "--yes",
+    "--prod",
+    "-v",
+    "--dry-run",
+    "--no-verify",
+];
+const SERVERS: [&str; 8] = [
+    "github", "slack", "linear", "jira", "stripe", "sentry", "notion", "postgres",
+];
+const VERBS: [&str; 4] = ["list", "create", "delete", "update"];
+const BUILTIN_TOOLS: [&str; 8] = [
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "WebFetch",
+    "WebSearch",
+];
+const APPS: [&str; 20] = [
+    "billing", "auth", "search", "web", "api", "worker", "admin", "mail", "chat", "maps", "media",
+    "ledger", "audit", "cart", "feed", "ads", "ml", "etl", "docs", "ops",
+];
+const DIRS: [&str; 6] = ["src", "config", "secrets", "logs", "tmp", "data"];
+const FILES: [&str; 8] = [
+    "main.rs", ".env", "id_rsa", "app.yaml", "dump.sql", "notes.md", "key.pem", "run.sh",
+];
 
 /// A seeded generator (xorshift64*): the same seed gives the same bundles.
 #[derive(Clone, Debug)]
@@ -199,7 +266,9 @@ impl Generator {
                         .collect::<Vec<String>>(),
                 )
             }
-            "matches" if self.chance(4) => Value::from(self.pick(&BAD_PATTERNS)),
+            "matches" if shape.invalid_patterns && self.chance(4) => {
+                Value::from(self.pick(&BAD_PATTERNS))
+            }
             "matches" => Value::from(self.pick(&PATTERNS)),
             "contains" | "starts_with" | "ends_with" => Value::from(self.fragment_for(&field)),
             _ => Value::from(self.text_for(&field)),
@@ -286,6 +355,125 @@ impl Generator {
                     "rules": rules,
                 }
             }
+        })
+    }
+
+    fn gateway_tool(&mut self) -> String {
+        if self.chance(50) {
+            self.pick(&BUILTIN_TOOLS).to_string()
+        } else {
+            format!("mcp__{}__{}", self.pick(&SERVERS), self.pick(&VERBS))
+        }
+    }
+
+    fn gateway_command(&mut self) -> String {
+        let mut c = format!("{} {}", self.pick(&PROGRAMS), self.pick(&SUBCOMMANDS));
+        for _ in 0..self.below(3) {
+            c.push(' ');
+            c.push_str(if self.chance(50) {
+                self.pick(&FLAGS)
+            } else {
+                self.pick(&APPS)
+            });
+        }
+        c
+    }
+
+    fn gateway_path(&mut self) -> String {
+        format!(
+            "/srv/{}/{}/{}",
+            self.pick(&APPS),
+            self.pick(&DIRS),
+            self.pick(&FILES)
+        )
+    }
+
+    fn gateway_rule(&mut self, r: usize) -> Value {
+        let tool = self.gateway_tool();
+        let mut conds = vec![match self.below(10) {
+            0..=6 => json!({"field": "tool_name", "operator": "eq", "value": tool}),
+            7 | 8 => {
+                json!({"field": "tool_name", "operator": "in", "value": [tool, self.gateway_tool()]})
+            }
+            _ => json!({"field": "tool_name", "operator": "starts_with",
+                        "value": format!("mcp__{}__", self.pick(&SERVERS))}),
+        }];
+        let deny = self.chance(35);
+        // A deny rule always constrains its tool's calls; an allow rule
+        // may allow a tool outright.
+        let extra = if deny {
+            1 + self.below(2)
+        } else {
+            self.below(3)
+        };
+        for _ in 0..extra {
+            let c = match self.below(12) {
+                0 => json!({"field": "input.command", "operator": "starts_with",
+                            "value": format!("{} {}", self.pick(&PROGRAMS), self.pick(&SUBCOMMANDS))}),
+                1 => {
+                    json!({"field": "input.command", "operator": "contains", "value": self.pick(&FLAGS)})
+                }
+                2 => json!({"field": "input.command", "operator": "matches",
+                            "value": format!("^{} ({}|{})\\b", self.pick(&PROGRAMS), self.pick(&SUBCOMMANDS), self.pick(&SUBCOMMANDS))}),
+                3 => {
+                    json!({"field": "input.command", "operator": "ends_with", "value": self.pick(&APPS)})
+                }
+                4 => json!({"field": "input.path", "operator": "starts_with",
+                            "value": format!("/srv/{}/", self.pick(&APPS))}),
+                5 => {
+                    json!({"field": "input.path", "operator": "ends_with", "value": self.pick(&FILES)})
+                }
+                6 => json!({"field": "input.path", "operator": "contains",
+                            "value": format!("/{}/", self.pick(&DIRS))}),
+                7 => json!({"field": "input.path", "operator": "matches",
+                            "value": format!("/(secrets|{})/.*\\.(pem|env)$", self.pick(&DIRS))}),
+                8 => json!({"field": "agent_id", "operator": "not_in",
+                            "value": [format!("agent-{}", self.below(50)), format!("agent-{}", self.below(50))]}),
+                9 => {
+                    json!({"field": "input.command", "operator": "neq", "value": self.gateway_command()})
+                }
+                10 => json!({"field": "kwargs.env", "operator": "eq", "value": "prod"}),
+                _ => json!({"field": "kwargs.env", "operator": "in", "value": ["staging", "dev"]}),
+            };
+            conds.push(c);
+        }
+        json!({"id": format!("r{r}"), "effect": if deny { "deny" } else { "allow" },
+               "conditions": conds})
+    }
+
+    /// A gateway-like bundle: `n_policies` policies of `rules_each` rules,
+    /// each naming one tool (or two, or an MCP server) among about forty
+    /// and constraining its command, path, environment or agent with
+    /// values drawn from a large vocabulary, so that a request meets a few
+    /// rules, not most of them.
+    pub fn gateway_bundle(&mut self, n_policies: usize, rules_each: usize) -> Value {
+        let policies: Vec<Value> = (0..n_policies)
+            .map(|p| {
+                let rules: Vec<Value> = (0..rules_each).map(|r| self.gateway_rule(r)).collect();
+                json!({
+                    "policyId": format!("00000000-0000-4000-8000-{:012x}", p),
+                    "policyVersion": 1 + self.below(9),
+                    "document": {"metadata": {"name": format!("gateway {p}")},
+                                 "spec": {"defaultEffect": "deny", "rules": rules}}
+                })
+            })
+            .collect();
+        json!({"policies": policies, "frozenAgentIds": ["agent-frozen"]})
+    }
+
+    /// A request for [`Generator::gateway_bundle`].
+    pub fn gateway_request(&mut self) -> Value {
+        let tool = self.gateway_tool();
+        let input = if tool == "Bash" || self.chance(30) {
+            json!({"command": self.gateway_command()})
+        } else {
+            json!({"path": self.gateway_path()})
+        };
+        json!({
+            "tool_name": tool,
+            "agent_id": format!("agent-{}", self.below(60)),
+            "input": input,
+            "kwargs": {"env": self.pick(&["prod", "staging", "dev"])},
         })
     }
 

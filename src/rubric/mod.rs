@@ -352,6 +352,14 @@ impl RubricResult {
         }
     }
 
+    /// The same result with `latency_ms` zeroed, for comparing results.
+    pub fn clone_untimed(&self) -> RubricResult {
+        RubricResult {
+            latency_ms: 0.0,
+            ..self.clone()
+        }
+    }
+
     /// The result as Rubric writes it: every member, `null` when empty.
     pub fn to_json(&self) -> Value {
         json!({
