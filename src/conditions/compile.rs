@@ -44,7 +44,6 @@ enum Lit {
 #[derive(Default)]
 struct FieldBuild {
     path: String,
-    eq: [Option<usize>; 3],
     strs: Option<usize>,
     needles: Vec<(String, u32)>,
     patterns: Vec<(String, u32)>,
@@ -70,6 +69,7 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
     let mut field_ids: HashMap<String, usize> = HashMap::new();
     let mut preds: HashMap<(usize, Kind), u32> = HashMap::new();
     let mut n_preds = 0usize;
+    let mut pred_types: Vec<u32> = Vec::new();
     // (group, flags, literals); a literal is `predicate << 1 | negated`.
     let mut rules: Vec<(u32, u32, Vec<u32>)> = Vec::new();
     let mut errors = Vec::new();
@@ -93,6 +93,12 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
                         let id = *preds.entry((f, kind.clone())).or_insert(next);
                         if id == next {
                             n_preds += 1;
+                            pred_types.push(match kind {
+                                Kind::EqStr(_) => PT_STRING,
+                                Kind::EqNum(_) => PT_NUMBER,
+                                Kind::EqBool(_) => PT_BOOL,
+                                _ => PT_ANY,
+                            });
                             if let Some(fb) = fields.get_mut(f) {
                                 add_pred(&mut trie, fb, &kind, id);
                             }
@@ -321,9 +327,6 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         for (o, l) in &parts {
             w.words.extend_from_slice(&[*o, *l]);
         }
-        let eq_str = fm(&mut w, fb.eq[0]);
-        let eq_num = fm(&mut w, fb.eq[1]);
-        let eq_bool = fm(&mut w, fb.eq[2]);
         let strs = fm(&mut w, fb.strs);
         let dl = dfa_lists.get(i).map(Vec::as_slice).unwrap_or_default();
         let dfa_at = w.here();
@@ -335,26 +338,23 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
             w.patch(dfa_at as usize + 2 * k + 1, map);
         }
         let ac = ac_of_field.get(i).copied().unwrap_or(NONE);
-        let strings = fb.strs.is_some() || ac != NONE || !dl.is_empty();
         field_recs.push([
             path.0,
             path.1,
             parts_at,
             parts.len() as u32,
-            eq_str,
-            eq_num,
-            eq_bool,
             strs,
             ac,
             dfa_at,
             dl.len() as u32,
-            if strings { FF_STRINGS } else { 0 },
         ]);
     }
     let fields_at = w.here();
     for rec in &field_recs {
         w.words.extend_from_slice(rec);
     }
+    let types_at = w.here();
+    w.words.extend_from_slice(&pred_types);
 
     let node_at = trie.write(&mut w);
     for (at, root) in fm_patch {
@@ -385,6 +385,7 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         (H_N_DFAS, dfas.len() as u32),
         (H_N_ACS, acs.len() as u32),
         (H_ACS, acs_at),
+        (H_PRED_TYPES, types_at),
     ];
     for (h, v) in header {
         w.patch(h as usize, v);
@@ -464,20 +465,17 @@ fn constant(op: Op, value: &Operand) -> bool {
 fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
     let root = |slot: &mut Option<usize>, trie: &mut Trie| *slot.get_or_insert_with(|| trie.node());
     match kind {
+        // The text of the value: the predicate's type keeps it from
+        // matching a field of another type with the same text.
         Kind::EqStr(s) | Kind::EqNum(s) => {
-            let slot = if matches!(kind, Kind::EqStr(_)) { 0 } else { 1 };
-            if let Some(r) = fb.eq.get_mut(slot) {
-                let r = root(r, trie);
-                let n = trie.forward(r, s.as_bytes());
-                trie.pay(n, id, Vec::new());
-            }
+            let r = root(&mut fb.strs, trie);
+            let n = trie.forward(r, s.as_bytes());
+            trie.pay(n, id, Vec::new());
         }
         Kind::EqBool(b) => {
-            if let Some(r) = fb.eq.get_mut(2) {
-                let r = root(r, trie);
-                let n = trie.forward(r, if *b { b"true" } else { b"false" });
-                trie.pay(n, id, Vec::new());
-            }
+            let r = root(&mut fb.strs, trie);
+            let n = trie.forward(r, if *b { b"true" } else { b"false" });
+            trie.pay(n, id, Vec::new());
         }
         Kind::In(items) => {
             let r = root(&mut fb.strs, trie);

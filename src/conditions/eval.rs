@@ -72,6 +72,7 @@ pub(crate) fn check_header(p: &Program<'_>) -> Result<(), String> {
         (H_ALWAYS_DENY, H_ALWAYS_DENY + 1, 1, "always-deny"),
         (H_ALWAYS_ALLOW, H_ALWAYS_ALLOW + 1, 1, "always-allow"),
         (H_ACS, H_N_ACS, 2, "needle-list"),
+        (H_PRED_TYPES, H_N_PREDS, 1, "predicate-type"),
     ];
     for (at, count, size, what) in checks {
         if !fits(p.h(at), p.h(count), size) {
@@ -272,6 +273,11 @@ impl<'a> Compiled<'a> {
         let gen = s.gen;
         let view = self.view();
         let words = p.words.len() as u64;
+        let types_at = p.h(H_PRED_TYPES) as usize;
+        let types = p
+            .words
+            .get(types_at..types_at.saturating_add(p.h(H_N_PREDS) as usize))
+            .unwrap_or_default();
 
         // 1-2. Fields and their predicates.
         let fields_at = p.h(H_FIELDS);
@@ -292,65 +298,57 @@ impl<'a> Compiled<'a> {
                 continue;
             };
             s.text.clear();
-            let (eq_fm, eq_text): (u32, Option<&str>) = match field {
-                Field::Value(Value::String(v)) => (word(F_EQ_STR), Some(v.as_str())),
+            let (ty, own): (u32, Option<&str>) = match field {
+                Field::Value(Value::String(v)) => (PT_STRING, Some(v.as_str())),
                 Field::Value(Value::Number(n)) => {
                     s.text.push_str(&js_number(n.as_f64().unwrap_or(f64::NAN)));
-                    (word(F_EQ_NUM), None)
+                    (PT_NUMBER, None)
                 }
                 Field::Value(Value::Bool(b)) => {
                     s.text.push_str(if *b { "true" } else { "false" });
-                    (word(F_EQ_BOOL), None)
+                    (PT_BOOL, None)
                 }
                 Field::Length(n) => {
                     s.text.push_str(&n.to_string());
-                    (word(F_EQ_NUM), None)
+                    (PT_NUMBER, None)
                 }
                 Field::Value(other) => {
-                    if word(F_FLAGS) & FF_STRINGS != 0 {
-                        js_string(other, &mut s.text);
-                    }
-                    (NONE, None)
+                    js_string(other, &mut s.text);
+                    (PT_ANY, None)
                 }
             };
-            let text: &str = match (eq_text, field) {
-                (Some(t), _) => t,
-                _ => s.text.as_str(),
-            };
+            let text: &str = own.unwrap_or(s.text.as_str());
             let budget = Budget::new(words, text.len() as u64);
             let mut sink = PredSink {
                 seen: &mut s.pred_gen,
                 gen,
                 hits: &mut s.hits,
                 budget: &budget,
+                types,
+                ty,
             };
-            if eq_fm != NONE {
-                view.walk(&p.dfas, eq_fm, NONE, text, &mut sink, &|_, _, _| false);
+            let strs = word(F_STR);
+            if strs != NONE {
+                view.walk(&p.dfas, strs, NONE, text, &mut sink, &|_, _, _| false);
             }
-            if word(F_FLAGS) & FF_STRINGS != 0 {
-                let strs = word(F_STR);
-                if strs != NONE {
-                    view.walk(&p.dfas, strs, NONE, text, &mut sink, &|_, _, _| false);
+            let ac = word(F_AC);
+            if ac != NONE {
+                match self.acs.get(ac as usize) {
+                    Some(a) => self.run_ac(a, ac, text, &mut sink),
+                    None => return Outcome::Damaged,
                 }
-                let ac = word(F_AC);
-                if ac != NONE {
-                    match self.acs.get(ac as usize) {
-                        Some(a) => self.run_ac(a, ac, text, &mut sink),
-                        None => return Outcome::Damaged,
-                    }
+            }
+            let (dl, dn) = (word(F_DFA), word(F_DFA + 1));
+            for k in 0..dn.min(p.n_words()) {
+                if !sink.spend(text.len() as u64 + 1) {
+                    break;
                 }
-                let (dl, dn) = (word(F_DFA), word(F_DFA + 1));
-                for k in 0..dn.min(p.n_words()) {
-                    if !sink.spend(text.len() as u64 + 1) {
-                        break;
-                    }
-                    let at = dl.wrapping_add(k.wrapping_mul(2));
-                    let map = p.w(at.wrapping_add(1));
-                    match p.dfas.get(p.w(at) as usize) {
-                        Some(Dfa::Owned(d)) => run_dfa(p, d, map, text, &mut sink),
-                        Some(Dfa::Borrowed(d)) => run_dfa(p, d, map, text, &mut sink),
-                        None => return Outcome::Damaged,
-                    }
+                let at = dl.wrapping_add(k.wrapping_mul(2));
+                let map = p.w(at.wrapping_add(1));
+                match p.dfas.get(p.w(at) as usize) {
+                    Some(Dfa::Owned(d)) => run_dfa(p, d, map, text, &mut sink),
+                    Some(Dfa::Borrowed(d)) => run_dfa(p, d, map, text, &mut sink),
+                    None => return Outcome::Damaged,
                 }
             }
             if budget.exhausted() {
@@ -535,12 +533,15 @@ fn run_dfa<A: Automaton>(
     }
 }
 
-/// Collects the predicates a walk finds true, each once.
+/// Collects the predicates a walk finds true, each once: those whose type
+/// is the field's, or any.
 struct PredSink<'s, 'b> {
     seen: &'s mut Vec<u32>,
     gen: u32,
     hits: &'s mut Vec<u32>,
     budget: &'b Budget,
+    types: &'b [u32],
+    ty: u32,
 }
 
 impl Sink for PredSink<'_, '_> {
@@ -548,6 +549,10 @@ impl Sink for PredSink<'_, '_> {
         self.seen.get(id as usize).is_some_and(|&g| g != self.gen)
     }
     fn offer(&mut self, id: u32) {
+        let t = self.types.get(id as usize).copied().unwrap_or(NONE);
+        if t != PT_ANY && t != self.ty {
+            return;
+        }
         if let Some(g) = self.seen.get_mut(id as usize) {
             if *g != self.gen {
                 *g = self.gen;

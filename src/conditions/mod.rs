@@ -256,20 +256,24 @@ pub(crate) mod layout {
     pub const RF_HAS_DESC: u32 = 4;
 
     /// Field record: path (2), parts (offset, count of strings), the field
-    /// matchers of `eq` on strings, numbers and booleans and of the string
-    /// operators, the Aho-Corasick index, the DFA list (offset, count of
-    /// `[dfa, map]` pairs), flags.
-    pub const FIELD_WORDS: u32 = 12;
+    /// matcher of its trie (`eq`, `in`, `starts_with`, `ends_with`, walked
+    /// over the stringified value), the Aho-Corasick index, the DFA list
+    /// (offset, count of `[dfa, map]` pairs).
+    pub const FIELD_WORDS: u32 = 8;
     pub const F_PARTS: u32 = 2;
-    pub const F_EQ_STR: u32 = 4;
-    pub const F_EQ_NUM: u32 = 5;
-    pub const F_EQ_BOOL: u32 = 6;
-    pub const F_STR: u32 = 7;
-    pub const F_AC: u32 = 8;
-    pub const F_DFA: u32 = 9;
-    pub const F_FLAGS: u32 = 11;
-    /// The field has string operators: it is stringified.
-    pub const FF_STRINGS: u32 = 1;
+    pub const F_STR: u32 = 4;
+    pub const F_AC: u32 = 5;
+    pub const F_DFA: u32 = 6;
+
+    /// Offset of the predicate types: one word per predicate, the JSON type
+    /// the field must have for the predicate to hold. An `eq` key is its
+    /// value's text, so `eq` shares the field's trie with the operators that
+    /// stringify, and the type keeps `"1"` from equalling `1`.
+    pub const H_PRED_TYPES: u32 = 20;
+    pub const PT_ANY: u32 = 0;
+    pub const PT_STRING: u32 = 1;
+    pub const PT_NUMBER: u32 = 2;
+    pub const PT_BOOL: u32 = 3;
 
     /// Gate flags.
     pub const GATE_PRESENT: u32 = 1;
