@@ -178,7 +178,18 @@ impl<'a> Compiled<'a> {
     /// Whether `agent_id` is frozen (compared lowercased).
     pub fn frozen(&self, agent_id: &str) -> bool {
         let fm = self.prog.h(H_FROZEN_FM);
-        fm != NONE && self.holds(fm, &agent_id.to_lowercase())
+        if fm == NONE {
+            return false;
+        }
+        // PERF: most ids are lowercase ASCII already; lowercasing them
+        // would only allocate.
+        if agent_id
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+        {
+            return self.holds(fm, agent_id);
+        }
+        self.holds(fm, &agent_id.to_lowercase())
     }
 
     /// The server of an `mcp__<server>__<tool>` name the gate refuses.
