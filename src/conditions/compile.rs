@@ -74,7 +74,6 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
     let mut rules: Vec<(u32, u32, Vec<u32>)> = Vec::new();
     let mut errors = Vec::new();
 
-    let mut rule_id = 0u32;
     for (gi, g) in live.iter().enumerate() {
         for r in &g.rules {
             let mut lits: Vec<(u32, bool)> = Vec::new();
@@ -105,13 +104,8 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
                         }
                         Lit::Pred(id, neg)
                     }
-                    Ok(None) => {
-                        if constant(c.op, &c.value) {
-                            Lit::Always
-                        } else {
-                            Lit::Never
-                        }
-                    }
+                    Ok(None) if constant(c.op) => Lit::Always,
+                    Ok(None) => Lit::Never,
                     Err(msg) => {
                         errors.push(
                             Diagnostic::new(
@@ -148,7 +142,6 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
             }
             let words = lits.iter().map(|(p, n)| p << 1 | u32::from(*n)).collect();
             rules.push((gi as u32, flags, words));
-            rule_id += 1;
         }
     }
 
@@ -178,7 +171,6 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
             list.push(id as u32);
         }
     }
-    let _ = rule_id;
 
     // DFAs for `matches`, per field.
     let mut dfas: Vec<Dfa<'static>> = Vec::new();
@@ -450,16 +442,10 @@ fn lower(op: Op, value: &Operand) -> Result<Option<(Kind, bool)>, String> {
     })
 }
 
-/// The truth of a condition [`lower`] found constant.
-fn constant(op: Op, value: &Operand) -> bool {
-    match op {
-        // `!==` on an array value, or `not_in` an empty list.
-        Op::Neq | Op::NotIn => true,
-        _ => {
-            let _ = value;
-            false
-        }
-    }
+/// The truth of a condition [`lower`] found constant: `!==` on a list
+/// value and `not_in` an empty list hold; the others never do.
+fn constant(op: Op) -> bool {
+    matches!(op, Op::Neq | Op::NotIn)
 }
 
 fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {

@@ -377,7 +377,7 @@ impl<'a> Compiled<'a> {
                 return Outcome::Damaged;
             }
         }
-        let always = self.list(H_ALWAYS_DENY);
+        let always = self.span(H_ALWAYS_DENY);
         if !self.offer_deny(always, &s.pred_gen, gen, &mut first_deny, &budget) {
             return Outcome::Damaged;
         }
@@ -397,7 +397,7 @@ impl<'a> Compiled<'a> {
                 return Outcome::Damaged;
             }
         }
-        let always = self.list(H_ALWAYS_ALLOW);
+        let always = self.span(H_ALWAYS_ALLOW);
         if !self.offer_allow(always, &s.pred_gen, gen, &mut last_allow, &budget) {
             return Outcome::Damaged;
         }
@@ -407,10 +407,11 @@ impl<'a> Compiled<'a> {
         Outcome::Default
     }
 
-    /// The rule ids at header word `h` (offset) and `h + 1` (count).
-    fn list(&self, h: u32) -> &[u32] {
+    /// The words whose offset is word `at` and count word `at + 1`; empty
+    /// when they run past the tables.
+    fn span(&self, at: u32) -> &[u32] {
         let p = &self.prog;
-        let (off, n) = (p.h(h), p.h(h.wrapping_add(1)));
+        let (off, n) = (p.w(at), p.w(at.wrapping_add(1)));
         p.words
             .get(off as usize..(off as usize).saturating_add(n as usize))
             .unwrap_or_default()
@@ -418,14 +419,11 @@ impl<'a> Compiled<'a> {
 
     /// The deny (`k = 0`) or allow (`k = 1`) rules anchored on `pred`.
     fn anchored(&self, anchors: u32, pred: u32, k: u32) -> &[u32] {
-        let p = &self.prog;
-        let at = anchors
-            .wrapping_add(pred.wrapping_mul(4))
-            .wrapping_add(k.wrapping_mul(2));
-        let (off, n) = (p.w(at), p.w(at.wrapping_add(1)));
-        p.words
-            .get(off as usize..(off as usize).saturating_add(n as usize))
-            .unwrap_or_default()
+        self.span(
+            anchors
+                .wrapping_add(pred.wrapping_mul(4))
+                .wrapping_add(k.wrapping_mul(2)),
+        )
     }
 
     /// Whether every literal of rule `r` holds under the predicate bits;

@@ -194,19 +194,10 @@ pub struct CondIr {
     pub gate: Option<Gate>,
 }
 
-/// Limits that keep compilation bounded.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    /// The most bytes one DFA may take; a chunk of patterns over it is
-    /// split, and a single pattern over it does not compile.
-    pub dfa_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits { dfa_bytes: 4 << 20 }
-    }
-}
+/// Limits that keep compilation bounded: the rule-list compiler's, whose
+/// `dfa_bytes` bounds each DFA (a chunk of patterns over it is split, and a
+/// single pattern over it does not compile).
+pub use crate::compile::Limits;
 
 /// The table layout, word by word (see `spec/artifact.md`).
 pub(crate) mod layout {
