@@ -30,10 +30,7 @@ pub fn resolve<'v, S: AsRef<str>>(root: &'v Value, parts: &[S]) -> Option<Field<
     while let Some(part) = it.next() {
         let part = part.as_ref();
         cur = match cur {
-            // PERF: a request's objects are small; comparing a few keys is
-            // cheaper than hashing the part with SipHash.
-            Value::Object(m) if m.len() <= 8 => m.iter().find(|(k, _)| *k == part)?.1,
-            Value::Object(m) => m.get(part)?,
+            Value::Object(_) => member(cur, part)?,
             Value::Array(a) => {
                 if part == "length" {
                     return match it.peek() {
@@ -51,6 +48,21 @@ pub fn resolve<'v, S: AsRef<str>>(root: &'v Value, parts: &[S]) -> Option<Field<
         Value::Null => None,
         v => Some(Field::Value(v)),
     }
+}
+
+/// The member `key` of an object (`None` for anything else).
+#[inline]
+pub fn member<'v>(v: &'v Value, key: &str) -> Option<&'v Value> {
+    let Value::Object(m) = v else { return None };
+    if m.len() > 8 {
+        return m.get(key);
+    }
+    // PERF: a request's objects are small; comparing a few keys (length and
+    // first byte first) is cheaper than hashing the key with SipHash.
+    let (len, first) = (key.len(), key.as_bytes().first());
+    m.iter()
+        .find(|(k, _)| k.len() == len && k.as_bytes().first() == first && *k == key)
+        .map(|(_, v)| v)
 }
 
 /// The index a part names when it is a canonical array index: decimal

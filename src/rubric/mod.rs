@@ -271,15 +271,14 @@ impl Request {
 
     /// `tool_name`.
     pub fn tool_name(&self) -> &str {
-        self.value
-            .get("tool_name")
+        conditions::value::member(&self.value, "tool_name")
             .and_then(Value::as_str)
             .unwrap_or("")
     }
 
     /// `agent_id`, when it is a string.
     pub fn agent_id(&self) -> Option<&str> {
-        self.value.get("agent_id").and_then(Value::as_str)
+        conditions::value::member(&self.value, "agent_id").and_then(Value::as_str)
     }
 
     /// Why the request could not be read, if it could not.
