@@ -2,7 +2,9 @@
 //! rules): the compiled engine, the same engine loaded from its artifact,
 //! and the reference interpreter, over the same rotating stream of 512
 //! requests. Requests are parsed before the timing: what is measured is
-//! the decision (`compiled` includes reading the clock for `latencyMs`).
+//! the decision (`compiled` and `loaded` return an owned result and read
+//! the clock for `latencyMs`; `compiled_ref` is the allocation-free
+//! `decide_ref`).
 //!
 //! Two workloads:
 //!
@@ -85,6 +87,12 @@ fn decide(c: &mut Criterion) {
             b.iter(|| {
                 i = (i + 1) % requests.len();
                 black_box(engine.decide(&requests[i]))
+            })
+        });
+        group.bench_function("compiled_ref", |b| {
+            b.iter(|| {
+                i = (i + 1) % requests.len();
+                black_box(engine.decide_ref(&requests[i]).decision)
             })
         });
         group.bench_function("loaded", |b| {

@@ -36,6 +36,7 @@ use crate::artifact::{self, LoadError};
 use crate::conditions::{self, Compiled, CondIr, Gate, Group, Outcome, Rule};
 use crate::diag::{Diagnostic, Diagnostics};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::fmt;
 use std::time::Instant;
 
@@ -373,16 +374,63 @@ impl RubricResult {
     }
 }
 
+/// A decision whose texts borrow from the engine's tables: what
+/// [`RubricEngine::decide_ref`] returns without allocating (but for the
+/// reasons that quote the request).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decided<'e> {
+    /// `allow` or `deny`.
+    pub decision: Effect,
+    /// The matched (or errored) policy's id and version.
+    pub policy: Option<(&'e str, u64)>,
+    /// The matched rule's id.
+    pub rule_id: Option<&'e str>,
+    /// The code of a deny that is not a rule's.
+    pub code: Option<Code>,
+    /// Why, as in [`RubricResult::reason`].
+    pub reason: Option<Cow<'e, str>>,
+}
+
+impl Decided<'_> {
+    fn coded(code: Code, reason: impl Into<Cow<'static, str>>) -> Decided<'static> {
+        Decided {
+            decision: Effect::Deny,
+            policy: None,
+            rule_id: None,
+            code: Some(code),
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// The owned result, with `latency_ms`.
+    pub fn to_result(&self, latency_ms: f64) -> RubricResult {
+        RubricResult {
+            decision: self.decision,
+            matched_policy_id: self.policy.map(|(id, _)| id.to_string()),
+            matched_policy_version: self.policy.map(|(_, v)| v),
+            matched_rule_id: self.rule_id.map(str::to_string),
+            code: self.code,
+            reason: self.reason.as_deref().map(str::to_string),
+            latency_ms,
+        }
+    }
+}
+
+fn gate_reason(server: &str) -> String {
+    format!("MCP server \"{server}\" is not approved for this agent. Request access in your Rubric dashboard.")
+}
+
+fn invalid_reason(why: &str) -> String {
+    format!("the request could not be read: {why} \u{2014} failing closed")
+}
+
 /// The steps before the rules, shared by both evaluators' texts.
 pub(crate) fn frozen_result() -> RubricResult {
     RubricResult::coded(Code::AgentFrozen, REASON_AGENT_FROZEN)
 }
 
 pub(crate) fn gate_result(server: &str) -> RubricResult {
-    RubricResult::coded(
-        Code::McpServerNotApproved,
-        format!("MCP server \"{server}\" is not approved for this agent. Request access in your Rubric dashboard."),
-    )
+    RubricResult::coded(Code::McpServerNotApproved, gate_reason(server))
 }
 
 pub(crate) fn no_policies_result() -> RubricResult {
@@ -390,10 +438,7 @@ pub(crate) fn no_policies_result() -> RubricResult {
 }
 
 pub(crate) fn invalid_result(why: &str) -> RubricResult {
-    RubricResult::coded(
-        Code::InvalidRequest,
-        format!("the request could not be read: {why} \u{2014} failing closed"),
-    )
+    RubricResult::coded(Code::InvalidRequest, invalid_reason(why))
 }
 
 pub(crate) fn compile_error_result(id: &str, version: u64) -> RubricResult {
@@ -487,57 +532,55 @@ impl<'a> RubricEngine<'a> {
     /// Decides a request, timing it.
     pub fn decide(&self, request: &Request) -> RubricResult {
         let start = Instant::now();
-        let mut r = self.decide_untimed(request);
-        r.latency_ms = start.elapsed().as_secs_f64() * 1000.0;
-        r
+        let d = self.decide_ref(request);
+        d.to_result(start.elapsed().as_secs_f64() * 1000.0)
     }
 
     /// Decides a request without reading the clock; `latency_ms` is 0.
     pub fn decide_untimed(&self, request: &Request) -> RubricResult {
+        self.decide_ref(request).to_result(0.0)
+    }
+
+    /// Decides a request, borrowing the result's texts from the tables: the
+    /// gateway's fast path, which allocates nothing on the way to a rule's
+    /// or a default's decision.
+    pub fn decide_ref(&self, request: &Request) -> Decided<'_> {
         if let Some(e) = request.error() {
-            return invalid_result(e);
+            return Decided::coded(Code::InvalidRequest, invalid_reason(e));
         }
         let Some(c) = &self.compiled else {
-            return no_policies_result();
+            return Decided::coded(Code::NoPolicies, REASON_NO_POLICIES);
         };
         if request.agent_id().is_some_and(|a| c.frozen(a)) {
-            return frozen_result();
+            return Decided::coded(Code::AgentFrozen, REASON_AGENT_FROZEN);
         }
         if let Some(server) = c.gate(request.tool_name()) {
-            return gate_result(server);
+            return Decided::coded(Code::McpServerNotApproved, gate_reason(server));
         }
+        let effect = |deny: bool| if deny { Effect::Deny } else { Effect::Allow };
         match c.decide(request.value()) {
-            Outcome::Empty => no_policies_result(),
-            Outcome::Damaged => RubricResult::coded(Code::EvalTimeout, REASON_EVAL_TIMEOUT),
-            Outcome::Errored(g) => compile_error_result(c.group_id(g), c.group_version(g)),
-            Outcome::Default => RubricResult {
-                decision: if c.group_default_deny(0) {
-                    Effect::Deny
-                } else {
-                    Effect::Allow
-                },
-                matched_policy_id: None,
-                matched_policy_version: None,
-                matched_rule_id: None,
+            Outcome::Empty => Decided::coded(Code::NoPolicies, REASON_NO_POLICIES),
+            Outcome::Damaged => Decided::coded(Code::EvalTimeout, REASON_EVAL_TIMEOUT),
+            Outcome::Errored(g) => Decided {
+                policy: Some((c.group_id(g), c.group_version(g))),
+                ..Decided::coded(Code::PolicyCompileError, REASON_POLICY_COMPILE_ERROR)
+            },
+            Outcome::Default => Decided {
+                decision: effect(c.group_default_deny(0)),
+                policy: None,
+                rule_id: None,
                 code: None,
                 reason: None,
-                latency_ms: 0.0,
             },
             Outcome::Rule(r) => {
                 let g = c.rule_group(r);
                 let deny = c.rule_denies(r);
-                RubricResult {
-                    decision: if deny { Effect::Deny } else { Effect::Allow },
-                    matched_policy_id: Some(c.group_id(g).to_string()),
-                    matched_policy_version: Some(c.group_version(g)),
-                    matched_rule_id: Some(c.rule_id(r).to_string()),
+                Decided {
+                    decision: effect(deny),
+                    policy: Some((c.group_id(g), c.group_version(g))),
+                    rule_id: Some(c.rule_id(r)),
                     code: None,
-                    reason: if deny {
-                        c.rule_description(r).map(str::to_string)
-                    } else {
-                        None
-                    },
-                    latency_ms: 0.0,
+                    reason: c.rule_description(r).filter(|_| deny).map(Cow::Borrowed),
                 }
             }
         }
