@@ -196,3 +196,36 @@ fn the_compile_error_hook_sees_every_failing_pattern() {
     assert_eq!(r.matched_policy_id.as_deref(), Some("a"));
     assert!(b.compile_errors()[0].to_string().contains("`(?!x)`"));
 }
+
+#[test]
+fn overlapping_needles_and_patterns_on_a_long_field_stay_linear() {
+    // Every needle and pattern occurs at almost every position of the
+    // field: reporting each occurrence would cost length x patterns.
+    let mut rules = Vec::new();
+    for k in 1..=200 {
+        rules.push(serde_json::json!({"id": format!("c{k}"), "effect": "allow",
+            "conditions": [{"field": "f", "operator": "contains", "value": "a".repeat(k)}]}));
+        rules.push(serde_json::json!({"id": format!("m{k}"), "effect": "allow",
+            "conditions": [{"field": "f", "operator": "matches", "value": format!("a{{{k}}}")}]}));
+    }
+    rules.push(serde_json::json!({"id": "last", "effect": "deny",
+        "conditions": [{"field": "f", "operator": "contains", "value": "b"}]}));
+    let doc = serde_json::json!({"policies": [{"policyId": "p", "policyVersion": 1,
+        "document": {"spec": {"defaultEffect": "deny", "rules": rules}}}]});
+    let b = Bundle::from_value(&doc).unwrap();
+    let e = RubricEngine::build(&b).unwrap();
+    let long = "a".repeat(200_000);
+    let start = std::time::Instant::now();
+    let r = e.decide_untimed(
+        &Request::from_value(serde_json::json!({"tool_name": "t", "f": long})).unwrap(),
+    );
+    let took = start.elapsed();
+    assert_eq!(r.code, None);
+    assert_eq!(r.matched_rule_id.as_deref(), Some("m200"));
+    let r = e.decide_untimed(
+        &Request::from_value(serde_json::json!({"tool_name": "t", "f": format!("{long}b")}))
+            .unwrap(),
+    );
+    assert_eq!(r.matched_rule_id.as_deref(), Some("last"));
+    assert!(took.as_secs() < 5, "took {took:?}");
+}

@@ -1,5 +1,5 @@
 //! A [`CondIr`] into tables: predicates, rules as literal lists anchored
-//! on a predicate, tries, needle sets and DFAs.
+//! on a predicate, tries and DFAs.
 
 use super::layout::*;
 use super::value::js_number;
@@ -45,7 +45,6 @@ enum Lit {
 struct FieldBuild {
     path: String,
     strs: Option<usize>,
-    needles: Vec<(String, u32)>,
     patterns: Vec<(String, u32)>,
 }
 
@@ -273,27 +272,6 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
     let always_allow_at = w.here();
     w.words.extend_from_slice(&always_allow);
 
-    // Aho-Corasick needle lists.
-    let mut acs: Vec<(u32, u32)> = Vec::new();
-    let mut ac_of_field: Vec<u32> = Vec::new();
-    for fb in &fields {
-        if fb.needles.is_empty() {
-            ac_of_field.push(NONE);
-            continue;
-        }
-        let at = w.here();
-        for (needle, p) in &fb.needles {
-            let s = w.str(needle);
-            w.words.extend_from_slice(&[s.0, s.1, *p]);
-        }
-        ac_of_field.push(acs.len() as u32);
-        acs.push((at, fb.needles.len() as u32));
-    }
-    let acs_at = w.here();
-    for (at, n) in &acs {
-        w.words.extend_from_slice(&[*at, *n]);
-    }
-
     // Field matcher records: one per trie root; patched once nodes are laid.
     let mut fm_patch: Vec<(usize, usize)> = Vec::new();
     let mut fm = |w: &mut Writer, root: Option<usize>| -> u32 {
@@ -329,14 +307,12 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
             w.patch(dfa_at as usize + 2 * k, *dfa);
             w.patch(dfa_at as usize + 2 * k + 1, map);
         }
-        let ac = ac_of_field.get(i).copied().unwrap_or(NONE);
         field_recs.push([
             path.0,
             path.1,
             parts_at,
             parts.len() as u32,
             strs,
-            ac,
             dfa_at,
             dl.len() as u32,
         ]);
@@ -375,8 +351,6 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         (H_GATE, gate),
         (H_APPROVED_FM, approved_fm),
         (H_N_DFAS, dfas.len() as u32),
-        (H_N_ACS, acs.len() as u32),
-        (H_ACS, acs_at),
         (H_PRED_TYPES, types_at),
     ];
     for (h, v) in header {
@@ -482,7 +456,9 @@ fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
             let n = trie.reverse(sub, s.as_bytes());
             trie.pay(n, id, Vec::new());
         }
-        Kind::Contains(s) => fb.needles.push((s.clone(), id)),
+        // A needle is a literal pattern: the field's DFAs find every needle
+        // and every `matches` pattern in one pass.
+        Kind::Contains(s) => fb.patterns.push((regex_syntax::escape(s), id)),
         Kind::Matches(p) => fb.patterns.push((p.clone(), id)),
     }
 }

@@ -1,9 +1,9 @@
 //! Deciding a request over a condition program's tables.
 //!
 //! 1. Each field the program addresses is resolved once in the request.
-//! 2. Its tries are walked by `runtime::eval` (the same walker rule lists
-//!    use), its Aho-Corasick automaton and its DFAs are run over the
-//!    stringified value; every predicate found true is collected once.
+//! 2. Its trie is walked by `runtime::eval` (the same walker rule lists
+//!    use) and its DFAs are run over the stringified value; every predicate
+//!    found true is collected once.
 //! 3. Each true predicate offers the deny rules anchored on it in
 //!    increasing id order; a candidate is checked against the predicate
 //!    bits (every positive literal true, every negated one false), and the
@@ -24,11 +24,11 @@ use super::layout::*;
 use super::value::{js_number, js_string, resolve, Field};
 use crate::runtime::eval::{Budget, Sink};
 use crate::runtime::program::{Dfa, Program, View, NONE};
-use aho_corasick::AhoCorasick;
-use regex_automata::dfa::{Automaton, OverlappingState};
+use regex_automata::dfa::Automaton;
 use regex_automata::Input;
 use serde_json::Value;
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 /// What a condition program decides for a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,12 +46,11 @@ pub enum Outcome {
     Damaged,
 }
 
-/// A condition program ready to decide: its tables, and the Aho-Corasick
-/// automata rebuilt from the needle lists the tables hold.
+/// A condition program ready to decide: its tables, and each field's path
+/// split into parts.
 #[derive(Clone, Debug)]
 pub struct Compiled<'a> {
     pub(crate) prog: Program<'a>,
-    acs: Vec<AhoCorasick>,
     /// Each field's dot path split into parts, read from the tables once.
     parts: Vec<Vec<String>>,
 }
@@ -71,7 +70,6 @@ pub(crate) fn check_header(p: &Program<'_>) -> Result<(), String> {
         (H_FIELDS, H_N_FIELDS, FIELD_WORDS, "field"),
         (H_ALWAYS_DENY, H_ALWAYS_DENY + 1, 1, "always-deny"),
         (H_ALWAYS_ALLOW, H_ALWAYS_ALLOW + 1, 1, "always-allow"),
-        (H_ACS, H_N_ACS, 2, "needle-list"),
         (H_PRED_TYPES, H_N_PREDS, 1, "predicate-type"),
     ];
     for (at, count, size, what) in checks {
@@ -83,37 +81,13 @@ pub(crate) fn check_header(p: &Program<'_>) -> Result<(), String> {
 }
 
 impl<'a> Compiled<'a> {
-    /// Checks the header of `prog` and rebuilds its automata.
+    /// Checks the header of `prog` and splits its field paths.
     ///
     /// # Errors
     ///
     /// What is wrong with the tables.
     pub(crate) fn new(prog: Program<'a>) -> Result<Compiled<'a>, String> {
         check_header(&prog)?;
-        let mut acs = Vec::new();
-        let base = prog.h(H_ACS);
-        for k in 0..prog.h(H_N_ACS) {
-            let at = base.wrapping_add(k.wrapping_mul(2));
-            let (off, n) = (prog.w(at), prog.w(at.wrapping_add(1)));
-            if u64::from(off) + u64::from(n) * 3 > u64::from(prog.n_words()) {
-                return Err("a needle list runs past the table words".into());
-            }
-            let needles: Vec<&[u8]> = (0..n)
-                .map(|i| {
-                    let e = off.wrapping_add(i.wrapping_mul(3));
-                    let (o, l) = (prog.w(e), prog.w(e.wrapping_add(1)));
-                    prog.bytes
-                        .get(o as usize..(o as usize).saturating_add(l as usize))
-                        .unwrap_or_default()
-                })
-                .collect();
-            let ac = AhoCorasick::builder()
-                .match_kind(aho_corasick::MatchKind::Standard)
-                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                .build(&needles)
-                .map_err(|e| format!("a needle list does not build: {e}"))?;
-            acs.push(ac);
-        }
         let fields_at = prog.h(H_FIELDS);
         let parts = (0..prog.h(H_N_FIELDS))
             .map(|f| {
@@ -127,7 +101,7 @@ impl<'a> Compiled<'a> {
                     .collect()
             })
             .collect();
-        Ok(Compiled { prog, acs, parts })
+        Ok(Compiled { prog, parts })
     }
 
     /// The tables.
@@ -139,7 +113,6 @@ impl<'a> Compiled<'a> {
     pub fn into_owned(self) -> Compiled<'static> {
         Compiled {
             prog: self.prog.into_owned(),
-            acs: self.acs,
             parts: self.parts,
         }
     }
@@ -342,13 +315,6 @@ impl<'a> Compiled<'a> {
             if strs != NONE {
                 view.walk(&p.dfas, strs, NONE, text, &mut sink, &|_, _, _| false);
             }
-            let ac = word(F_AC);
-            if ac != NONE {
-                match self.acs.get(ac as usize) {
-                    Some(a) => self.run_ac(a, ac, text, &mut sink),
-                    None => return Outcome::Damaged,
-                }
-            }
             let (dl, dn) = (word(F_DFA), word(F_DFA + 1));
             for k in 0..dn.min(p.n_words()) {
                 if !sink.spend(text.len() as u64 + 1) {
@@ -356,9 +322,10 @@ impl<'a> Compiled<'a> {
                 }
                 let at = dl.wrapping_add(k.wrapping_mul(2));
                 let map = p.w(at.wrapping_add(1));
+                let visited = &mut s.visited;
                 match p.dfas.get(p.w(at) as usize) {
-                    Some(Dfa::Owned(d)) => run_dfa(p, d, map, text, &mut sink),
-                    Some(Dfa::Borrowed(d)) => run_dfa(p, d, map, text, &mut sink),
+                    Some(Dfa::Owned(d)) => run_dfa(p, d, map, text, visited, &mut sink),
+                    Some(Dfa::Borrowed(d)) => run_dfa(p, d, map, text, visited, &mut sink),
                     None => return Outcome::Damaged,
                 }
             }
@@ -498,47 +465,61 @@ impl<'a> Compiled<'a> {
         }
         true
     }
-
-    fn run_ac(&self, ac: &AhoCorasick, k: u32, text: &str, sink: &mut PredSink<'_, '_>) {
-        if !sink.spend(text.len() as u64 + 1) {
-            return;
-        }
-        let at = self.prog.h(H_ACS).wrapping_add(k.wrapping_mul(2));
-        let off = self.prog.w(at);
-        for m in ac.find_overlapping_iter(text) {
-            let pred = self.prog.w(off
-                .wrapping_add((m.pattern().as_u32()).wrapping_mul(3))
-                .wrapping_add(2));
-            if sink.wants(pred) {
-                sink.offer(pred);
-            }
-        }
-    }
 }
 
 /// Runs an unanchored DFA over `text`, offering the predicate of every
-/// pattern that occurs.
+/// pattern that occurs. A match state's patterns are offered the first time
+/// the run reaches it, so the work is the text's length plus each reached
+/// match state's pattern list once: bounded by the DFA, however often the
+/// patterns overlap in the text.
 fn run_dfa<A: Automaton>(
     p: &Program<'_>,
     dfa: &A,
     map: u32,
     text: &str,
+    visited: &mut HashSet<u32>,
     sink: &mut PredSink<'_, '_>,
 ) {
+    visited.clear();
     let input = Input::new(text);
-    let mut state = OverlappingState::start();
-    loop {
-        if dfa.try_search_overlapping_fwd(&input, &mut state).is_err() {
-            // A DFA that gives up (it never does on the tables the compiler
-            // writes) counts as damaged tables.
-            let _ = sink.spend(u64::MAX);
+    let Ok(mut sid) = dfa.start_state_forward(&input) else {
+        // A DFA that cannot start (never on the tables the compiler
+        // writes) counts as damaged tables.
+        let _ = sink.spend(u64::MAX);
+        return;
+    };
+    let mut report = |sid: regex_automata::util::primitives::StateID,
+                      sink: &mut PredSink<'_, '_>| {
+        if !visited.insert(sid.as_u32()) {
             return;
         }
-        let Some(m) = state.get_match() else { return };
-        let pred = p.w(map.wrapping_add(m.pattern().as_u32()));
-        if sink.wants(pred) {
-            sink.offer(pred);
+        let n = dfa.match_len(sid);
+        if !sink.spend(n as u64) {
+            return;
         }
+        for i in 0..n {
+            let pred = p.w(map.wrapping_add(dfa.match_pattern(sid, i).as_u32()));
+            if sink.wants(pred) {
+                sink.offer(pred);
+            }
+        }
+    };
+    for &b in text.as_bytes() {
+        sid = dfa.next_state(sid, b);
+        if dfa.is_special_state(sid) {
+            if dfa.is_match_state(sid) {
+                report(sid, sink);
+            } else if dfa.is_dead_state(sid) {
+                return;
+            } else if dfa.is_quit_state(sid) {
+                let _ = sink.spend(u64::MAX);
+                return;
+            }
+        }
+    }
+    sid = dfa.next_eoi_state(sid);
+    if dfa.is_match_state(sid) {
+        report(sid, sink);
     }
 }
 
@@ -607,6 +588,8 @@ struct Scratch {
     pred_gen: Vec<u32>,
     hits: Vec<u32>,
     text: String,
+    /// The match states a DFA run has reported.
+    visited: HashSet<u32>,
 }
 
 /// The most predicates a scratch grows to; tables claiming more are

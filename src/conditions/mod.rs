@@ -14,8 +14,8 @@
 //! * per field, the predicates are the payloads of tries built by
 //!   `compile::trie` and walked by `runtime::eval` (`eq` by type, `in` items
 //!   as exact paths, `starts_with` as prefixes, `ends_with` as suffixes),
-//!   of one Aho-Corasick automaton (`contains`) and of unanchored bounded
-//!   DFAs (`matches`);
+//!   and of unanchored bounded DFAs that find every `contains` needle (an
+//!   escaped literal) and every `matches` pattern in one pass;
 //! * a rule is a conjunction of literals (a predicate, or its negation),
 //!   and is **anchored** on its rarest positive predicate: each predicate
 //!   lists the deny rules and the allow rules anchored on it, in id order;
@@ -35,7 +35,7 @@
 //!
 //! Depends on `compile` (the trie builder and the string writer),
 //! `runtime` (the program container, the walker, the work budget), `diag`,
-//! regex-syntax, regex-automata and aho-corasick. The reference interpreter
+//! regex-syntax and regex-automata. The reference interpreter
 //! ([`crate::rubric::reference`]) uses none of it.
 
 pub(crate) mod compile;
@@ -224,8 +224,6 @@ pub(crate) mod layout {
     /// The same word as the rule-list programs', so that the artifact
     /// reader checks the DFA count of both kinds alike.
     pub const H_N_DFAS: u32 = 17;
-    pub const H_N_ACS: u32 = 18;
-    pub const H_ACS: u32 = 19;
 
     /// Group record: id (2), version (low, high), default (0 allow, 1 deny),
     /// flags.
@@ -248,13 +246,12 @@ pub(crate) mod layout {
 
     /// Field record: path (2), parts (offset, count of strings), the field
     /// matcher of its trie (`eq`, `in`, `starts_with`, `ends_with`, walked
-    /// over the stringified value), the Aho-Corasick index, the DFA list
-    /// (offset, count of `[dfa, map]` pairs).
-    pub const FIELD_WORDS: u32 = 8;
+    /// over the stringified value), the DFA list (offset, count of
+    /// `[dfa, map]` pairs: `contains` needles and `matches` patterns).
+    pub const FIELD_WORDS: u32 = 7;
     pub const F_PARTS: u32 = 2;
     pub const F_STR: u32 = 4;
-    pub const F_AC: u32 = 5;
-    pub const F_DFA: u32 = 6;
+    pub const F_DFA: u32 = 5;
 
     /// Offset of the predicate types: one word per predicate, the JSON type
     /// the field must have for the predicate to hold. An `eq` key is its
