@@ -46,6 +46,10 @@ struct FieldBuild {
     path: String,
     strs: Option<usize>,
     patterns: Vec<(String, u32)>,
+    /// `contains` needles as escaped literals: built apart from the
+    /// patterns, as a literal set's DFA stays linear in its size while a
+    /// product with patterns such as `a.*b` does not.
+    needles: Vec<(String, u32)>,
 }
 
 /// Compiles a condition program.
@@ -171,16 +175,18 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         }
     }
 
-    // DFAs for `matches`, per field.
+    // DFAs for `contains` and `matches`, per field.
     let mut dfas: Vec<Dfa<'static>> = Vec::new();
     let mut dfa_lists: Vec<Vec<(u32, Vec<u32>)>> = Vec::new();
     for fb in &fields {
         let mut list = Vec::new();
-        if let Err(d) = build_chunks(&fb.patterns, limits, &mut |dfa, ids| {
-            list.push((dfas.len() as u32, ids));
-            dfas.push(Dfa::Owned(dfa));
-        }) {
-            errors.push(d);
+        for set in [&fb.needles, &fb.patterns] {
+            if let Err(d) = build_chunks(set, limits, &mut |dfa, ids| {
+                list.push((dfas.len() as u32, ids));
+                dfas.push(Dfa::Owned(dfa));
+            }) {
+                errors.push(d);
+            }
         }
         dfa_lists.push(list);
     }
@@ -458,7 +464,7 @@ fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
         }
         // A needle is a literal pattern: the field's DFAs find every needle
         // and every `matches` pattern in one pass.
-        Kind::Contains(s) => fb.patterns.push((regex_syntax::escape(s), id)),
+        Kind::Contains(s) => fb.needles.push((regex_syntax::escape(s), id)),
         Kind::Matches(p) => fb.patterns.push((p.clone(), id)),
     }
 }
