@@ -35,6 +35,8 @@
 //!   engine is tested against.
 //! * [`conformance`]: the harness that runs conformance files on every engine.
 //! * [`Registry`]: matcher kinds and splitters.
+//! * [`rubric`]: Rubric bundles (policies of rules that AND conditions over
+//!   dot-path fields), compiled by [`conditions`] into the same tables.
 //!
 //! `ARCHITECTURE.md` is the map of the modules and their invariants;
 //! `spec/policy.md` is the normative semantics.
@@ -55,6 +57,7 @@ pub mod call;
 pub mod check;
 pub mod claude;
 pub mod compile;
+pub mod conditions;
 pub mod conformance;
 pub mod decision;
 pub mod diag;
@@ -66,6 +69,7 @@ pub mod policy;
 pub mod quote;
 pub mod reference;
 pub mod registry;
+pub mod rubric;
 pub mod runtime;
 pub mod shell;
 pub mod syntax;

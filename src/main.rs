@@ -41,7 +41,8 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<Format>,
     },
-    /// Compile a policy to a binary artifact that `decide --bundle` loads.
+    /// Compile a policy (or a Rubric bundle) to a binary artifact that
+    /// `decide --bundle` loads.
     Compile {
         /// The policy file (JSON or TOML).
         policy: String,
@@ -64,7 +65,9 @@ enum Command {
     /// Decide calls: one call JSON per line in, one verdict JSON per line out.
     ///
     /// A line holding an array of calls is decided as one batch, and its
-    /// verdicts are written as one array on one line.
+    /// verdicts are written as one array on one line. A Rubric bundle
+    /// (recognised by its `policies` entries with `policyId`) reads Rubric
+    /// requests and writes Rubric results, one per line.
     Decide {
         /// The policy file (JSON or TOML), or a Claude Code settings file
         /// (recognised by its `permissions` member).
@@ -209,16 +212,22 @@ fn main() -> ExitCode {
         } => match (policy, bundle) {
             (_, Some(bundle)) => decide_bundle(&bundle, &calls),
             (policy, None) => {
-                let mut files: Vec<String> = Vec::new();
-                if let Some(p) = policy {
-                    if settings.is_empty() && !is_settings(&p) {
-                        return match build(&p, format, engine) {
-                            Ok(e) => decide(e.as_ref(), &calls, &|c| c),
+                if let Some(p) = &policy {
+                    if settings.is_empty() && !is_settings(p) {
+                        return match rubric_bundle(p) {
                             Err(code) => code,
+                            Ok(Some(b)) => match rubric_engine(&b, engine) {
+                                Ok(e) => decide_rubric(e.as_ref(), &calls),
+                                Err(code) => code,
+                            },
+                            Ok(None) => match build(p, format, engine) {
+                                Ok(e) => decide(e.as_ref(), &calls, &|c| c),
+                                Err(code) => code,
+                            },
                         };
                     }
-                    files.push(p);
                 }
+                let mut files: Vec<String> = policy.into_iter().collect();
                 files.extend(settings);
                 decide_settings(&files, trust_project, engine, &calls)
             }
@@ -279,6 +288,64 @@ fn build(
     })
 }
 
+/// Reads `path` as a Rubric bundle when it has a bundle's shape (a JSON
+/// document whose `policies` entries carry `policyId`): `None` for any
+/// other document, which is read as a policy.
+fn rubric_bundle(path: &str) -> Result<Option<toolgate::rubric::Bundle>, ExitCode> {
+    if path.ends_with(".toml") {
+        return Ok(None);
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read `{path}`: {e}");
+            return Err(ExitCode::from(EXIT_IO));
+        }
+    };
+    let value = match toolgate::json::parse_strict(&text) {
+        Ok(v) if toolgate::rubric::Bundle::looks_like(&v) => v,
+        _ => return Ok(None),
+    };
+    match toolgate::rubric::Bundle::from_value(&value) {
+        Ok(b) => {
+            for w in &b.warnings {
+                let d = toolgate::Diagnostics::one(w.clone()).in_file(path);
+                eprint!("{}", d.first().render(None).replacen("error", "warning", 1));
+            }
+            for e in b.compile_errors() {
+                eprintln!("warning: {e}");
+            }
+            Ok(Some(b))
+        }
+        Err(d) => Err(report(&d.in_file(path), &text)),
+    }
+}
+
+fn rubric_engine(
+    b: &toolgate::rubric::Bundle,
+    engine: EngineArg,
+) -> Result<Box<dyn toolgate::rubric::RubricEvaluator>, ExitCode> {
+    use toolgate::rubric::{reference::RubricReference, RubricEngine};
+    let built = match engine {
+        EngineArg::Reference => return Ok(Box::new(RubricReference::new(b))),
+        _ => RubricEngine::build(b),
+    };
+    let built = built.map_err(|d| report(&d, ""))?;
+    match engine {
+        EngineArg::Artifact => {
+            let bytes = built.to_bytes().unwrap_or_default();
+            match RubricEngine::from_bytes(&bytes) {
+                Ok(e) => Ok(Box::new(e.into_owned())),
+                Err(e) => {
+                    eprintln!("error: the bundle's artifact does not load back: {e}");
+                    Err(ExitCode::from(EXIT_INVALID))
+                }
+            }
+        }
+        _ => Ok(Box::new(built)),
+    }
+}
+
 fn check(path: &str, format: Option<Format>) -> ExitCode {
     if is_settings(path) {
         return match settings_policy(path) {
@@ -288,6 +355,19 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
             }
             Err(code) => code,
         };
+    }
+    match rubric_bundle(path) {
+        Err(code) => return code,
+        Ok(Some(b)) => {
+            return match rubric_engine(&b, EngineArg::Compiled) {
+                Ok(_) => {
+                    eprintln!("{path}: ok (a Rubric bundle)");
+                    ExitCode::SUCCESS
+                }
+                Err(code) => code,
+            }
+        }
+        Ok(None) => {}
     }
     match build(path, format, EngineArg::Compiled) {
         Ok(_) => {
@@ -299,33 +379,46 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
 }
 
 fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
-    let policy = if is_settings(path) {
-        match settings_policy(path) {
-            Ok(l) => {
-                if !l.mcp_allow.is_empty() {
-                    eprintln!(
-                        "warning: an artifact does not carry MCP allow globs; {} of them are left out",
-                        l.mcp_allow.len()
-                    );
-                }
-                l.policy
-            }
+    let bytes = if is_settings(path) {
+        let loaded = match settings_policy(path) {
+            Ok(l) => l,
             Err(code) => return code,
+        };
+        if !loaded.mcp_allow.is_empty() {
+            eprintln!(
+                "warning: an artifact does not carry MCP allow globs; {} of them are left out",
+                loaded.mcp_allow.len()
+            );
+        }
+        match Engine::build_with(&loaded.policy, &registry()) {
+            Ok(e) => e.to_bytes(),
+            Err(d) => {
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                return report(&d.in_file(path), &text);
+            }
         }
     } else {
-        match load(path, format) {
-            Ok(p) => p,
+        match rubric_bundle(path) {
             Err(code) => return code,
+            Ok(Some(b)) => match toolgate::rubric::RubricEngine::build(&b) {
+                Ok(e) => e.to_bytes().unwrap_or_default(),
+                Err(d) => return report(&d.in_file(path), ""),
+            },
+            Ok(None) => {
+                let policy = match load(path, format) {
+                    Ok(p) => p,
+                    Err(code) => return code,
+                };
+                match Engine::build_with(&policy, &registry()) {
+                    Ok(e) => e.to_bytes(),
+                    Err(d) => {
+                        let text = std::fs::read_to_string(path).unwrap_or_default();
+                        return report(&d.in_file(path), &text);
+                    }
+                }
+            }
         }
     };
-    let engine = match Engine::build_with(&policy, &registry()) {
-        Ok(e) => e,
-        Err(d) => {
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            return report(&d.in_file(path), &text);
-        }
-    };
-    let bytes = engine.to_bytes();
     // Write beside the target and rename, so that a reader never maps a
     // half-written artifact.
     let tmp = format!("{output}.tmp");
@@ -480,6 +573,17 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
         Ok(m) => m,
         Err(code) => return code,
     };
+    let conditions = toolgate::artifact::header(&mapped)
+        .is_ok_and(|h| h.required & toolgate::artifact::FEATURE_CONDITIONS != 0);
+    if conditions {
+        return match toolgate::rubric::RubricEngine::from_bytes(&mapped) {
+            Ok(engine) => decide_rubric(&engine, calls),
+            Err(e) => {
+                eprintln!("error: `{path}` is not a usable artifact: {e}");
+                ExitCode::from(EXIT_INVALID)
+            }
+        };
+    }
     match Engine::from_bytes_with(&mapped, &registry()) {
         Ok(engine) => decide(&engine, calls, &|c| c),
         Err(e) => {
@@ -489,7 +593,31 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
     }
 }
 
+/// Decides Rubric requests: one JSON object per line in, one result per
+/// line out. A line that cannot be read is answered with a deny.
+fn decide_rubric(engine: &dyn toolgate::rubric::RubricEvaluator, calls: &str) -> ExitCode {
+    use toolgate::rubric::Request;
+    lines(calls, |line, out| {
+        let request = match line {
+            Ok(text) => Request::from_json(text).unwrap_or_else(Request::unreadable),
+            Err(why) => Request::unreadable(why),
+        };
+        out.push_str(&engine.decide(&request).to_json().to_string());
+    })
+}
+
+/// Decides calls: one call JSON per line in, one verdict JSON per line out.
 fn decide(engine: &dyn Evaluator, calls: &str, prep: &dyn Fn(Call) -> Call) -> ExitCode {
+    lines(calls, |line, out| match line {
+        Ok(text) => decide_line(engine, text, prep, out),
+        Err(why) => write_verdict(&unreadable(why), out),
+    })
+}
+
+/// Reads `calls` (a file, or `-` for standard input) line by line, skipping
+/// blank lines, and writes what `answer` appends for each line, flushing
+/// before any read that could wait.
+fn lines(calls: &str, mut answer: impl FnMut(Result<&str, &str>, &mut String)) -> ExitCode {
     let source: Box<dyn Read> = if calls == "-" {
         Box::new(std::io::stdin())
     } else {
@@ -504,10 +632,8 @@ fn decide(engine: &dyn Evaluator, calls: &str, prep: &dyn Fn(Call) -> Call) -> E
     let mut input = BufReader::with_capacity(1 << 16, source);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut line = Vec::new();
-    let mut answer = String::with_capacity(256);
+    let mut text = String::with_capacity(256);
     loop {
-        // Verdicts stream: whatever is decided is flushed before a read
-        // that could wait for more input, and not after every line.
         if input.buffer().is_empty() && out.flush().is_err() {
             return ExitCode::from(EXIT_IO);
         }
@@ -516,18 +642,18 @@ fn decide(engine: &dyn Evaluator, calls: &str, prep: &dyn Fn(Call) -> Call) -> E
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                eprintln!("error: reading calls: {e}");
+                eprintln!("error: reading requests: {e}");
                 return ExitCode::from(EXIT_IO);
             }
         }
-        answer.clear();
+        text.clear();
         match std::str::from_utf8(&line) {
-            Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => decide_line(engine, text, prep, &mut answer),
-            Err(_) => write_verdict(&unreadable("the line is not UTF-8"), &mut answer),
+            Ok(t) if t.trim().is_empty() => continue,
+            Ok(t) => answer(Ok(t), &mut text),
+            Err(_) => answer(Err("the line is not UTF-8"), &mut text),
         }
-        answer.push('\n');
-        if out.write_all(answer.as_bytes()).is_err() {
+        text.push('\n');
+        if out.write_all(text.as_bytes()).is_err() {
             return ExitCode::from(EXIT_IO);
         }
     }

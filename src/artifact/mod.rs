@@ -34,11 +34,17 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// The format's minor version: a reader accepts a newer minor unless it sets a
 /// required feature the reader does not know.
 pub const FORMAT_MINOR: u16 = 0;
+/// The minor version of an artifact holding a condition program (1.1): a
+/// 1.0 reader refuses it through the required feature it does not know.
+pub const FORMAT_MINOR_CONDITIONS: u16 = 1;
 /// Required feature: the artifact holds DFA sections, written by the
 /// regex-automata version in the header.
 pub const FEATURE_DFA: u64 = 1;
+/// Required feature (1.1): the tables are a condition program (a Rubric
+/// bundle), not rule lists.
+pub const FEATURE_CONDITIONS: u64 = 2;
 /// The required features this reader knows.
-pub const KNOWN_REQUIRED: u64 = FEATURE_DFA;
+pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_CONDITIONS;
 /// The header's length in bytes.
 pub const HEADER_LEN: usize = 104;
 /// A section table entry's length in bytes.
@@ -87,6 +93,9 @@ pub enum LoadErrorKind {
     Layout,
     /// A matcher kind or splitter the tables name was not supplied.
     Missing,
+    /// The artifact holds another kind of program than the loader reads:
+    /// rule lists where a condition program was expected, or the reverse.
+    ProgramKind,
 }
 
 impl LoadError {
@@ -184,7 +193,14 @@ pub fn write(p: &Program<'_>) -> Vec<u8> {
             Cow::Owned(bytes.get(pad..).unwrap_or_default().to_vec()),
         ));
     }
-    let required = if p.dfas.is_empty() { 0 } else { FEATURE_DFA };
+    let conditions = p.w(0) == crate::conditions::layout::MAGIC;
+    let required = if p.dfas.is_empty() { 0 } else { FEATURE_DFA }
+        | if conditions { FEATURE_CONDITIONS } else { 0 };
+    let minor = if conditions {
+        FORMAT_MINOR_CONDITIONS
+    } else {
+        FORMAT_MINOR
+    };
 
     let table_end = HEADER_LEN + sections.len() * ENTRY_LEN;
     let mut out = vec![0u8; table_end];
@@ -207,7 +223,7 @@ pub fn write(p: &Program<'_>) -> Vec<u8> {
     put(&mut out, 0, &MAGIC);
     put(&mut out, 8, &BYTE_ORDER_MARK.to_le_bytes());
     put(&mut out, 12, &FORMAT_MAJOR.to_le_bytes());
-    put(&mut out, 14, &FORMAT_MINOR.to_le_bytes());
+    put(&mut out, 14, &minor.to_le_bytes());
     put(&mut out, 16, &required.to_le_bytes());
     put(&mut out, 24, &0u64.to_le_bytes());
     put(&mut out, 32, &padded::<16>(env!("CARGO_PKG_VERSION")));
@@ -444,7 +460,56 @@ pub fn read<'a>(bytes: &'a [u8], registry: &Registry) -> Result<Program<'a>, Loa
 /// splitter resolved.
 fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
     let h = header(bytes)?;
-    check_gaps(bytes, &h)?;
+    if h.required & FEATURE_CONDITIONS != 0 {
+        return Err(LoadError::new(
+            LoadErrorKind::ProgramKind,
+            "the artifact holds a Rubric bundle, not rule lists: decide with it as a Rubric bundle (`RubricEngine::from_bytes`)",
+        ));
+    }
+    let p = read_sections(bytes, &h)?;
+    if p.w(H_MAGIC) != PROGRAM_MAGIC {
+        return Err(LoadError::new(
+            LoadErrorKind::Layout,
+            "the table words do not start with the table magic",
+        ));
+    }
+    let table = p.h(crate::runtime::program::H_TOOL_HASH);
+    if u64::from(table).saturating_add(u64::from(p.w(table))) >= u64::from(p.n_words()) {
+        return Err(LoadError::new(
+            LoadErrorKind::Layout,
+            "the tool hash table runs past the table words",
+        ));
+    }
+    Ok(p)
+}
+
+/// Validates an artifact holding a condition program (a Rubric bundle) and
+/// borrows its tables; the caller checks the condition-program header.
+///
+/// # Errors
+///
+/// A [`LoadError`] naming the check that failed.
+pub(crate) fn read_conditions(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
+    let h = header(bytes)?;
+    if h.required & FEATURE_CONDITIONS == 0 {
+        return Err(LoadError::new(
+            LoadErrorKind::ProgramKind,
+            "the artifact holds rule lists, not a Rubric bundle: decide with it as a policy (`Engine::from_bytes`)",
+        ));
+    }
+    read_sections(bytes, &h)
+}
+
+/// A condition program's header check failure, as a load error.
+pub(crate) fn layout_error(message: String) -> LoadError {
+    LoadError::new(LoadErrorKind::Layout, message)
+}
+
+/// The checks every artifact passes: gaps, sections, checksums, the DFAs
+/// and their count in the tables (the same header word in both kinds of
+/// program).
+fn read_sections<'a>(bytes: &'a [u8], h: &Header) -> Result<Program<'a>, LoadError> {
+    check_gaps(bytes, h)?;
     let mut words = None;
     let mut strings = None;
     let mut dfa_sections = Vec::new();
@@ -493,12 +558,6 @@ fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
         kinds: Vec::new(),
         splitters: Vec::new(),
     };
-    if p.w(H_MAGIC) != PROGRAM_MAGIC {
-        return Err(LoadError::new(
-            LoadErrorKind::Layout,
-            "the table words do not start with the table magic",
-        ));
-    }
     if p.h(H_N_DFAS) as usize != p.dfas.len() {
         return Err(LoadError::new(
             LoadErrorKind::Layout,
@@ -507,13 +566,6 @@ fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
                 p.h(H_N_DFAS),
                 p.dfas.len()
             ),
-        ));
-    }
-    let table = p.h(crate::runtime::program::H_TOOL_HASH);
-    if u64::from(table).saturating_add(u64::from(p.w(table))) >= u64::from(p.n_words()) {
-        return Err(LoadError::new(
-            LoadErrorKind::Layout,
-            "the tool hash table runs past the table words",
         ));
     }
     Ok(p)

@@ -16,7 +16,7 @@
 //! and `decision`. It is the only writer of the layout.
 
 mod regex;
-mod trie;
+pub(crate) mod trie;
 
 use crate::check::{CRule, Checked, ToolInfo};
 use crate::decision::Decision;

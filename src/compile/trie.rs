@@ -20,7 +20,7 @@ struct Node {
 
 /// The node pool.
 #[derive(Default)]
-pub(super) struct Trie {
+pub(crate) struct Trie {
     nodes: Vec<Node>,
 }
 

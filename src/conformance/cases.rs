@@ -76,6 +76,8 @@ pub enum FileKind {
     Decisions,
     /// Claude Code settings files, calls and verdicts.
     ClaudeCode,
+    /// Rubric bundles, requests and results.
+    Rubric,
 }
 
 /// Recognises a file's shape from its first case.
@@ -89,6 +91,8 @@ pub fn kind_of(v: &Value) -> Option<FileKind> {
         Some(FileKind::Decisions)
     } else if first.get("settings").is_some() {
         Some(FileKind::ClaudeCode)
+    } else if super::rubric::is_rubric(first) {
+        Some(FileKind::Rubric)
     } else {
         None
     }
@@ -114,13 +118,18 @@ pub(super) fn run(name: &str, text: &str, engines: &[EngineKind]) -> Result<Repo
                 serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
             Ok(super::claude::run(name, &f, engines))
         }
+        Some(FileKind::Rubric) => {
+            let f: super::rubric::RubricFile =
+                serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
+            Ok(super::rubric::run(name, &f, engines))
+        }
         None => Err(format!(
-            "{name}: not a conformance file: expected `cases` whose entries have `input`, `matcher`, `policy` or `settings`"
+            "{name}: not a conformance file: expected `cases` whose entries have `input`, `matcher`, `policy`, `settings` or `bundle`"
         )),
     }
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+pub(super) fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
 }
 

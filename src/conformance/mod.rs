@@ -10,6 +10,8 @@
 //! * **claude-code**: `{"cases": [{"name", "settings", ...}]}`: Claude Code
 //!   settings files read by the front end ([`crate::claude`]), then calls
 //!   decided as the decision cases decide them.
+//! * **rubric**: `{"cases": [{"name", "bundle", "requests", ...}]}`, Rubric
+//!   bundles and the results their requests get (see `rubric.rs`).
 //!
 //! Grammar cases run once (parsing is shared); matcher and decision cases
 //! run on every engine given, and a case passes when it passes on all of
@@ -26,6 +28,7 @@
 
 mod cases;
 mod claude;
+mod rubric;
 
 pub use cases::{EngineKind, FileKind};
 
