@@ -85,6 +85,7 @@ impl CallResult {
         self.subjects
             .get(self.kept)
             .and_then(|s| s.tool.as_deref())
+            .filter(|t| !t.is_empty())
             .unwrap_or(&call.tool)
     }
 
@@ -286,7 +287,13 @@ pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
     }
     let mut best: Option<(Decision, Basis, usize)> = None;
     for (i, s) in subjects.iter().enumerate() {
-        let tool = s.tool.as_deref().unwrap_or(&call.tool);
+        // A subject routed to the empty name is the called tool's, as in the
+        // reference.
+        let tool = s
+            .tool
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .unwrap_or(&call.tool);
         let own = tool == call.tool;
         let r = decide_subject(comps, tool, &s.args, confined && own, s.constrain);
         let Some(d) = r.decision else { continue };
