@@ -65,6 +65,7 @@ pub mod reference;
 pub mod registry;
 pub mod runtime;
 pub mod syntax;
+pub mod testing;
 
 pub use call::{Args, Call, Subject};
 pub use decision::{Decision, RuleRef, Verdict};
