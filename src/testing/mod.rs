@@ -41,7 +41,7 @@ pub use case::{
 pub use grammar::check_parse;
 pub use matchers::{check_matcher, MatcherCase};
 pub use policy_json::{check_policy_json, PolicyValue};
-pub use run::{check_case, Build, Mismatch, Outcome, Ran, SimSplitter, ENGINES};
+pub use run::{check_case, run_engine, setup, Build, Mismatch, Outcome, Ran, SimSplitter, ENGINES};
 
 /// A small deterministic generator (SplitMix64): seeds in, bytes out, the
 /// same on every machine.

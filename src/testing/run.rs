@@ -25,10 +25,15 @@ fn build_compiled(p: &Policy, r: &Registry) -> Result<Box<dyn Evaluator>, Diagno
 }
 
 /// The engines a case runs on, the oracle first. Every other engine's
-/// answers are compared with the first's. An engine loaded from an artifact
-/// is one more line here.
-pub const ENGINES: &[(&str, Build)] =
-    &[("reference", build_reference), ("compiled", build_compiled)];
+/// answers are compared with the first's. The runtime loaded from an
+/// artifact (`Engine::to_bytes`, `Engine::from_bytes`) is one more line
+/// here, `("artifact", build_artifact),`, with a `build_artifact` that
+/// compiles the policy, writes it and loads it back with the registry.
+#[rustfmt::skip]
+pub const ENGINES: &[(&str, Build)] = &[
+    ("reference", build_reference),
+    ("compiled", build_compiled),
+];
 
 /// The simulated splitter of the conformance harness (`split: "corpus"`):
 /// the subjects a case lists for a call, found by tool and the arguments'
@@ -151,19 +156,11 @@ impl fmt::Display for Mismatch {
 ///
 /// A [`Mismatch`] naming every difference.
 pub fn check_case(case: &Case) -> Result<Outcome, Mismatch> {
-    let doc = case.policy.to_json();
-    let policy = match crate::policy::doc::from_value(&doc, None) {
-        Ok(p) => p,
-        Err(d) => {
-            // Every engine reads the same document: nothing to compare.
-            return Ok(Outcome::Refused {
-                kind: "invalid_document".into(),
-                message: d.to_string(),
-            });
-        }
+    let (policy, registry) = match setup(case) {
+        Ok(x) => x,
+        // Every engine reads the same document: nothing to compare.
+        Err(refused) => return Ok(refused),
     };
-    let mut registry = Registry::builtin();
-    registry.add_splitter("corpus", Arc::new(SimSplitter::for_case(case)));
 
     let mut outcomes: Vec<(&str, Outcome)> = Vec::new();
     let mut diffs = Vec::new();
@@ -199,6 +196,32 @@ pub fn check_case(case: &Case) -> Result<Outcome, Mismatch> {
             case_json: serde_json::to_string_pretty(&json).unwrap_or_default(),
         })
     }
+}
+
+/// The policy of a case, read from its document as the harness reads it,
+/// and the registry its engines are built with: the built-in kinds and the
+/// simulated splitter under the name `corpus`.
+///
+/// # Errors
+///
+/// The document does not read: [`Outcome::Refused`] with kind
+/// `invalid_document`.
+pub fn setup(case: &Case) -> Result<(Policy, Registry), Outcome> {
+    let doc = case.policy.to_json();
+    let policy = crate::policy::doc::from_value(&doc, None).map_err(|d| Outcome::Refused {
+        kind: "invalid_document".into(),
+        message: d.to_string(),
+    })?;
+    let mut registry = Registry::builtin();
+    registry.add_splitter("corpus", Arc::new(SimSplitter::for_case(case)));
+    Ok((policy, registry))
+}
+
+/// Runs the steps of a case on one engine built from [`setup`]'s policy, in
+/// the harness's order: grants, revocations, single calls, the batch, the
+/// offer.
+pub fn run_engine(case: &Case, engine: &mut dyn Evaluator) -> Ran {
+    run_on(case, engine).0
 }
 
 /// Runs the steps of a case on one engine, in the harness's order: grants,
