@@ -46,7 +46,11 @@ else
   if [ "$have_artifact" = 1 ]; then targets+=(artifact); fi
 fi
 
-python3 seeds.py >/dev/null
+if command -v python3 >/dev/null 2>&1; then
+  python3 seeds.py >/dev/null
+else
+  echo "fuzz: python3 is missing; running without the seed corpora" >&2
+fi
 mkdir -p logs
 flags=(-s "$sanitizer" --debug-assertions "${features[@]}")
 cargo +nightly fuzz build "${flags[@]}"

@@ -123,6 +123,8 @@ pub struct SourceDoc {
     pub rank: i64,
     /// The trust flag.
     pub trusted: bool,
+    /// The hash recorded for the source (verdicts carry it).
+    pub hash: Option<String>,
     /// The rules.
     pub lists: ListsDoc,
 }
@@ -195,6 +197,9 @@ impl PolicyDoc {
                     o.insert("name".into(), s.name.clone().into());
                     o.insert("rank".into(), s.rank.into());
                     o.insert("trusted".into(), s.trusted.into());
+                    if let Some(h) = &s.hash {
+                        o.insert("hash".into(), h.clone().into());
+                    }
                     s.lists.write(&mut o);
                     Value::Object(o)
                 })
@@ -439,6 +444,10 @@ fn gen_case(u: &mut Unstructured<'_>) -> Result<Case> {
         specs: Vec::new(),
     };
 
+    // Most policies are small; some are long, so that tables share
+    // prefixes and suffixes among many rules.
+    let max = if chance(u, 1, 8)? { 12 } else { 3 };
+
     // Sources.
     let n_sources = count(u, 0, 3)?;
     let mut sources = Vec::new();
@@ -457,10 +466,15 @@ fn gen_case(u: &mut Unstructured<'_>) -> Result<Case> {
             name,
             rank: u.int_in_range(-1..=3)?,
             trusted,
-            lists: gen_lists(u, &mut ctx, !trusted, 3)?,
+            hash: if chance(u, 1, 4)? {
+                Some(format!("sha256:{}", used.len()))
+            } else {
+                None
+            },
+            lists: gen_lists(u, &mut ctx, !trusted, max)?,
         });
     }
-    let host = gen_lists(u, &mut ctx, false, 3)?;
+    let host = gen_lists(u, &mut ctx, false, max)?;
     let default = pick(u, &["allow", "ask", "deny"])?;
     let policy = PolicyDoc {
         default,
@@ -478,8 +492,8 @@ fn gen_case(u: &mut Unstructured<'_>) -> Result<Case> {
             rank: u.int_in_range(-1..=3)?,
             trusted: chance(u, 5, 6)?,
             allow: gen_rules(u, &mut ctx, RuleUse::GrantAllow, 3)?,
-            deny: gen_rules(u, &mut ctx, RuleUse::Restrict, 1)?,
-            ask: gen_rules(u, &mut ctx, RuleUse::Restrict, 1)?,
+            deny: gen_rules(u, &mut ctx, RuleUse::GrantRestrict, 1)?,
+            ask: gen_rules(u, &mut ctx, RuleUse::GrantRestrict, 1)?,
             scope: pick(u, SCOPES)?.map(str::to_string),
         });
     }
@@ -542,6 +556,9 @@ enum RuleUse {
     Withheld,
     /// An allow list of a grant set: refusals are part of the answer.
     GrantAllow,
+    /// A deny or ask list of a grant set: a rule that could never fire is
+    /// refused, not fatal.
+    GrantRestrict,
 }
 
 fn gen_lists(
@@ -594,12 +611,12 @@ fn gen_rule(u: &mut Unstructured<'_>, ctx: &mut Ctx, usage: RuleUse) -> Result<R
     // (where they are refused, not fatal) and in withheld lists.
     let lax = match usage {
         RuleUse::Restrict | RuleUse::Allow => chance(u, 1, 200)?,
-        RuleUse::GrantAllow => chance(u, 1, 5)?,
+        RuleUse::GrantAllow | RuleUse::GrantRestrict => chance(u, 1, 5)?,
         RuleUse::Withheld => chance(u, 1, 2)?,
     };
     let bare = chance(u, 1, 3)?;
     if bare {
-        let glob_ok = matches!(usage, RuleUse::Restrict | RuleUse::GrantAllow) || lax;
+        let glob_ok = usage != RuleUse::Allow || lax;
         let tool = if glob_ok && chance(u, 1, 5)? {
             pick(u, GLOBS)?.to_string()
         } else if chance(u, 1, 4)? && !ctx.aliases.is_empty() {
