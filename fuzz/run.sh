@@ -17,94 +17,101 @@
 #   FUZZ_RSS_MB     libFuzzer's memory limit per input (default 2048)
 #   FUZZ_TIMEOUT    libFuzzer's time limit per input, seconds (default 10)
 set -euo pipefail
-cd "$(dirname "$0")"
 
-seconds=${FUZZ_SECONDS:-30}
-sanitizer=${FUZZ_SANITIZER:-none}
-rss=${FUZZ_RSS_MB:-2048}
-per_input=${FUZZ_TIMEOUT:-10}
+# The whole script is one function, read before it runs: editing the file
+# during a long run cannot change what the run does.
+main() {
+  cd "$(dirname "$0")"
 
-# The nightly toolchain and cargo-fuzz, installed when missing.
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-  rustup toolchain install nightly --profile minimal
-fi
-if ! cargo fuzz --version >/dev/null 2>&1; then
-  cargo install cargo-fuzz --locked
-fi
+  seconds=${FUZZ_SECONDS:-30}
+  sanitizer=${FUZZ_SANITIZER:-none}
+  rss=${FUZZ_RSS_MB:-2048}
+  per_input=${FUZZ_TIMEOUT:-10}
 
-# The artifact target needs Engine::to_bytes and Engine::from_bytes.
-features=()
-have_artifact=0
-if grep -rqs "pub fn from_bytes" ../src/engine.rs ../src/artifact; then
-  have_artifact=1
-  features=(--features artifact)
-fi
-if [ -n "${FUZZ_TARGETS:-}" ]; then
-  read -r -a targets <<<"$FUZZ_TARGETS"
-else
-  targets=(parse matchers decide policy_json)
-  if [ "$have_artifact" = 1 ]; then targets+=(artifact); fi
-fi
+  # The nightly toolchain and cargo-fuzz, installed when missing.
+  if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    rustup toolchain install nightly --profile minimal
+  fi
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+  fi
 
-if command -v python3 >/dev/null 2>&1; then
-  python3 seeds.py >/dev/null
-else
-  echo "fuzz: python3 is missing; running without the seed corpora" >&2
-fi
-mkdir -p logs
-flags=(-s "$sanitizer" --debug-assertions "${features[@]}")
-cargo +nightly fuzz build "${flags[@]}"
+  # The artifact target needs Engine::to_bytes and Engine::from_bytes.
+  features=()
+  have_artifact=0
+  if grep -rqs "pub fn from_bytes" ../src/engine.rs ../src/artifact; then
+    have_artifact=1
+    features=(--features artifact)
+  fi
+  if [ -n "${FUZZ_TARGETS:-}" ]; then
+    read -r -a targets <<<"$FUZZ_TARGETS"
+  else
+    targets=(parse matchers decide policy_json)
+    if [ "$have_artifact" = 1 ]; then targets+=(artifact); fi
+  fi
 
-# The inputs libFuzzer left for a target: crashes, out-of-memory, time-outs.
-list_findings() {
-  find "artifacts/$1" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'oom-*' -o -name 'timeout-*' \) | sort
+  if command -v python3 >/dev/null 2>&1; then
+    python3 seeds.py >/dev/null
+  else
+    echo "fuzz: python3 is missing; running without the seed corpora" >&2
+  fi
+  mkdir -p logs
+  flags=(-s "$sanitizer" --debug-assertions "${features[@]}")
+  cargo +nightly fuzz build "${flags[@]}"
+
+  # The inputs libFuzzer left for a target: crashes, out-of-memory, time-outs.
+  list_findings() {
+    find "artifacts/$1" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'oom-*' -o -name 'timeout-*' \) | sort
+  }
+
+  failed=0
+  summaries=()
+  for t in "${targets[@]}"; do
+    if [ "$t" = artifact ] && [ "$have_artifact" = 0 ]; then
+      summaries+=("fuzz artifact: skipped: the library has no Engine::from_bytes yet")
+      continue
+    fi
+    mkdir -p "corpus/$t" "artifacts/$t" "seeds/$t"
+    log="logs/$t.log"
+    before=$(list_findings "$t")
+    start=$(date +%s)
+    set +e
+    cargo +nightly fuzz run "${flags[@]}" "$t" "corpus/$t" "seeds/$t" -- \
+      -max_total_time="$seconds" -dict=dict/rules.dict -timeout="$per_input" \
+      -rss_limit_mb="$rss" -malloc_limit_mb="$rss" \
+      -print_final_stats=1 >"$log" 2>&1
+    status=$?
+    set -e
+    took=$(($(date +%s) - start))
+    new=$(comm -13 <(printf '%s\n' "$before") <(list_findings "$t") | grep . || true)
+    n_crashes=$(grep -c . <<<"$new" || true)
+    if [ "$status" != 0 ] && [ "$n_crashes" = 0 ]; then
+      # The target failed without leaving an input (a build or run error).
+      n_crashes=1
+      echo "fuzz $t: exited with $status; see fuzz/$log" >&2
+    fi
+    if [ "$n_crashes" != 0 ]; then
+      failed=1
+      while IFS= read -r f; do
+        [ -n "$f" ] || continue
+        case "$(basename "$f")" in crash-*)
+          cargo +nightly fuzz tmin "${flags[@]}" "$t" "$f" -- -runs=20000 >>"logs/$t.tmin.log" 2>&1 || true ;;
+        esac
+      done <<<"$new"
+    fi
+    execs=$(grep -a 'stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
+    rate=$(grep -a 'stat::average_exec_per_sec' "$log" | awk '{s += $2} END {print s + 0}')
+    last=$(grep -a -E '^#[0-9]+.*cov: ' "$log" | tail -n 1 || true)
+    cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
+    ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$last")
+    corp=$(find "corpus/$t" -type f | wc -l)
+    summaries+=("fuzz $t: ${execs} executions in ${took} s (${rate}/s), cov ${cov:-?}, ft ${ft:-?}, corpus ${corp}, crashes ${n_crashes}")
+    echo "${summaries[-1]}"
+  done
+
+  echo "---"
+  printf '%s\n' "${summaries[@]}"
+  exit "$failed"
 }
 
-failed=0
-summaries=()
-for t in "${targets[@]}"; do
-  if [ "$t" = artifact ] && [ "$have_artifact" = 0 ]; then
-    summaries+=("fuzz artifact: skipped: the library has no Engine::from_bytes yet")
-    continue
-  fi
-  mkdir -p "corpus/$t" "artifacts/$t" "seeds/$t"
-  log="logs/$t.log"
-  before=$(list_findings "$t")
-  start=$(date +%s)
-  set +e
-  cargo +nightly fuzz run "${flags[@]}" "$t" "corpus/$t" "seeds/$t" -- \
-    -max_total_time="$seconds" -dict=dict/rules.dict -timeout="$per_input" \
-    -rss_limit_mb="$rss" -malloc_limit_mb="$rss" \
-    -print_final_stats=1 >"$log" 2>&1
-  status=$?
-  set -e
-  took=$(($(date +%s) - start))
-  new=$(comm -13 <(printf '%s\n' "$before") <(list_findings "$t") | grep . || true)
-  n_crashes=$(grep -c . <<<"$new" || true)
-  if [ "$status" != 0 ] && [ "$n_crashes" = 0 ]; then
-    # The target failed without leaving an input (a build or run error).
-    n_crashes=1
-    echo "fuzz $t: exited with $status; see fuzz/$log" >&2
-  fi
-  if [ "$n_crashes" != 0 ]; then
-    failed=1
-    while IFS= read -r f; do
-      [ -n "$f" ] || continue
-      case "$(basename "$f")" in crash-*)
-        cargo +nightly fuzz tmin "${flags[@]}" "$t" "$f" -- -runs=20000 >>"logs/$t.tmin.log" 2>&1 || true ;;
-      esac
-    done <<<"$new"
-  fi
-  execs=$(grep -a 'stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
-  rate=$(grep -a 'stat::average_exec_per_sec' "$log" | awk '{s += $2} END {print s + 0}')
-  last=$(grep -a -E '^#[0-9]+.*cov: ' "$log" | tail -n 1 || true)
-  cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
-  ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$last")
-  corp=$(find "corpus/$t" -type f | wc -l)
-  summaries+=("fuzz $t: ${execs} executions in ${took} s (${rate}/s), cov ${cov:-?}, ft ${ft:-?}, corpus ${corp}, crashes ${n_crashes}")
-  echo "${summaries[-1]}"
-done
-
-echo "---"
-printf '%s\n' "${summaries[@]}"
-exit "$failed"
+main "$@"
