@@ -84,7 +84,17 @@ impl Args {
     /// included), arguments that are not an object, and unreadable arguments
     /// all give `None`.
     pub fn str_member(&self, field: &str) -> Option<&str> {
-        self.value.as_ref().ok()?.as_object()?.get(field)?.as_str()
+        let obj = self.value.as_ref().ok()?.as_object()?;
+        // Calls carry a handful of members: comparing keys is cheaper than
+        // hashing the field name.
+        let v = if obj.len() <= 8 {
+            obj.iter()
+                .find(|(k, _)| k.as_str() == field)
+                .map(|(_, v)| v)?
+        } else {
+            obj.get(field)?
+        };
+        v.as_str()
     }
 }
 

@@ -8,6 +8,7 @@
 //! [`Evaluator`] is what every engine offers the conformance harness: the
 //! compiled engine here and the reference evaluator answer through it.
 
+use crate::artifact::{self, LoadError};
 use crate::call::{Args, Call};
 use crate::check::{self, CRule, Checked, SourceInfo, ToolInfo};
 use crate::compile::{self, Limits};
@@ -132,6 +133,60 @@ impl Engine<'static> {
 }
 
 impl<'a> Engine<'a> {
+    /// Loads an engine from an artifact (see `spec/artifact.md`), borrowing
+    /// its tables from `bytes` without copying them, with the built-in matcher
+    /// kinds and splitters.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] naming the check that refused the artifact. Loading
+    /// never panics, whatever the bytes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use toolgate::{Call, Engine, Policy};
+    /// let policy = Policy::from_json(r#"{"default": "deny", "allow": "read"}"#)?;
+    /// let bytes = Engine::build(&policy)?.to_bytes();
+    /// let engine = Engine::from_bytes(&bytes)?;
+    /// assert_eq!(engine.decide(&Call::new("read", "{}")).reason, "allowed by read");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Engine<'a>, LoadError> {
+        Engine::from_bytes_with(bytes, &Registry::builtin())
+    }
+
+    /// As [`Engine::from_bytes`], resolving matcher kinds and splitters in
+    /// `registry`. A kind the compiler could not lower and every splitter the
+    /// tables name must be registered.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::from_bytes`].
+    pub fn from_bytes_with(bytes: &'a [u8], registry: &Registry) -> Result<Engine<'a>, LoadError> {
+        Ok(Engine {
+            program: artifact::read(bytes, registry)?,
+            registry: registry.clone(),
+            sets: Vec::new(),
+        })
+    }
+
+    /// The policy's tables as an artifact. Grant sets are not written: they
+    /// belong to a session, not to the policy.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        artifact::write(&self.program)
+    }
+
+    /// The engine with every table it borrows copied, so that it outlives the
+    /// buffer it was loaded from.
+    pub fn into_owned(self) -> Engine<'static> {
+        Engine {
+            program: self.program.into_owned(),
+            registry: self.registry,
+            sets: self.sets,
+        }
+    }
+
     /// The compiled tables of the policy.
     pub fn program(&self) -> &Program<'a> {
         &self.program

@@ -50,6 +50,7 @@
     )
 )]
 
+pub mod artifact;
 pub mod call;
 pub mod check;
 pub mod compile;
@@ -66,6 +67,7 @@ pub mod registry;
 pub mod runtime;
 pub mod syntax;
 pub mod testing;
+pub mod workload;
 
 pub use call::{Args, Call, Subject};
 pub use decision::{Decision, RuleRef, Verdict};

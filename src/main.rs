@@ -10,10 +10,10 @@
 //! | 64 | a usage error |
 
 use clap::{Parser, Subcommand, ValueEnum};
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::ExitCode;
 use toolgate::conformance::{run_file, EngineKind, Report};
-use toolgate::{Call, Decision, Diagnostics, Evaluator, Policy, Verdict};
+use toolgate::{Call, Decision, Diagnostics, Engine, Evaluator, Policy, Verdict};
 
 const EXIT_IO: u8 = 1;
 const EXIT_INVALID: u8 = 4;
@@ -41,14 +41,37 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<Format>,
     },
+    /// Compile a policy to a binary artifact that `decide --bundle` loads.
+    Compile {
+        /// The policy file (JSON or TOML).
+        policy: String,
+        /// The artifact to write.
+        #[arg(short, long)]
+        output: String,
+        /// The policy's format; recognised by shape when absent.
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+    },
+    /// Show an artifact: header, format version, revision, sources, tools,
+    /// rule counts and section sizes.
+    Inspect {
+        /// The artifact.
+        artifact: String,
+        /// `text` for people, `json` for programs.
+        #[arg(long, value_enum, default_value = "text")]
+        format: OutputFormat,
+    },
     /// Decide calls: one call JSON per line in, one verdict JSON per line out.
     ///
     /// A line holding an array of calls is decided as one batch, and its
     /// verdicts are written as one array on one line.
     Decide {
         /// The policy file (JSON or TOML).
+        #[arg(long, required_unless_present = "bundle", conflicts_with = "bundle")]
+        policy: Option<String>,
+        /// A compiled artifact, mapped rather than read.
         #[arg(long)]
-        policy: String,
+        bundle: Option<String>,
         /// The policy's format; recognised by shape when absent.
         #[arg(long, value_enum)]
         format: Option<Format>,
@@ -78,11 +101,21 @@ enum Format {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    /// For people.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum EngineArg {
     /// The compiled runtime.
     Compiled,
     /// The reference evaluator.
     Reference,
+    /// The compiled runtime written to an artifact and loaded back.
+    Artifact,
 }
 
 impl EngineArg {
@@ -90,6 +123,7 @@ impl EngineArg {
         match self {
             EngineArg::Compiled => EngineKind::Compiled,
             EngineArg::Reference => EngineKind::Reference,
+            EngineArg::Artifact => EngineKind::Artifact,
         }
     }
 }
@@ -109,12 +143,26 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check { policy, format } => check(&policy, format),
+        Command::Compile {
+            policy,
+            output,
+            format,
+        } => compile(&policy, &output, format),
+        Command::Inspect { artifact, format } => inspect(&artifact, format),
         Command::Decide {
             policy,
+            bundle,
             format,
             engine,
             calls,
-        } => decide(&policy, format, engine, &calls),
+        } => match (policy, bundle) {
+            (_, Some(bundle)) => decide_bundle(&bundle, &calls),
+            (Some(policy), None) => match build(&policy, format, engine) {
+                Ok(e) => decide(e.as_ref(), &calls),
+                Err(code) => code,
+            },
+            (None, None) => ExitCode::from(EXIT_USAGE),
+        },
         Command::Test { files, engine } => test(&files, engine),
     }
 }
@@ -175,40 +223,225 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
     }
 }
 
-fn decide(path: &str, format: Option<Format>, engine: EngineArg, calls: &str) -> ExitCode {
-    let engine = match build(path, format, engine) {
-        Ok(e) => e,
+fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
+    let policy = match load(path, format) {
+        Ok(p) => p,
         Err(code) => return code,
     };
-    let input: Box<dyn BufRead> = if calls == "-" {
-        Box::new(std::io::stdin().lock())
+    let engine = match Engine::build(&policy) {
+        Ok(e) => e,
+        Err(d) => {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            return report(&d.in_file(path), &text);
+        }
+    };
+    let bytes = engine.to_bytes();
+    // Write beside the target and rename, so that a reader never maps a
+    // half-written artifact.
+    let tmp = format!("{output}.tmp");
+    if let Err(e) = std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, output)) {
+        eprintln!("error: cannot write `{output}`: {e}");
+        let _ = std::fs::remove_file(&tmp);
+        return ExitCode::from(EXIT_IO);
+    }
+    let revision = toolgate::artifact::header(&bytes)
+        .map(|h| h.revision_hex())
+        .unwrap_or_default();
+    eprintln!("{output}: {} bytes, revision {revision}", bytes.len());
+    ExitCode::SUCCESS
+}
+
+/// Maps an artifact file read-only.
+fn map(path: &str) -> Result<memmap2::Mmap, ExitCode> {
+    let file = std::fs::File::open(path).map_err(|e| {
+        eprintln!("error: cannot open `{path}`: {e}");
+        ExitCode::from(EXIT_IO)
+    })?;
+    // SAFETY: the map is read-only and private to this process. A file
+    // another process truncates or rewrites while it is mapped could change
+    // under us; `compile` never rewrites an artifact in place (it renames a
+    // new file over it), which is the discipline this relies on.
+    #[expect(unsafe_code, reason = "memmap2 can only map a file in an unsafe block")]
+    let mapped = unsafe { memmap2::Mmap::map(&file) };
+    mapped.map_err(|e| {
+        eprintln!("error: cannot map `{path}`: {e}");
+        ExitCode::from(EXIT_IO)
+    })
+}
+
+fn inspect(path: &str, format: OutputFormat) -> ExitCode {
+    let mapped = match map(path) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let info = match toolgate::artifact::inspect(&mapped) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: `{path}` is not a usable artifact: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    match format {
+        OutputFormat::Json => out(&format!("{}\n", inspection_json(&info))),
+        OutputFormat::Text => out(&inspection_text(path, &info)),
+    }
+}
+
+fn counts_json(c: &toolgate::artifact::RuleCounts) -> serde_json::Value {
+    serde_json::json!({"deny": c.deny, "ask": c.ask, "allow": c.allow, "carve_outs": c.carve_outs, "withheld": c.withheld})
+}
+
+fn inspection_json(i: &toolgate::artifact::Inspection) -> serde_json::Value {
+    let h = &i.header;
+    serde_json::json!({
+        "schema_version": 1,
+        "bytes": i.len,
+        "format": {"major": h.major, "minor": h.minor},
+        "required_features": h.required,
+        "optional_features": h.optional,
+        "toolgate_version": h.toolgate_version,
+        "regex_automata_version": h.regex_automata_version,
+        "revision": h.revision_hex(),
+        "default": i.default.as_str(),
+        "rules": counts_json(&i.counts),
+        "sources": i.sources.iter().map(|s| serde_json::json!({
+            "name": s.name, "rank": s.rank, "trusted": s.trusted, "path": s.path, "hash": s.hash
+        })).collect::<Vec<_>>(),
+        "tools": i.tools.iter().map(|t| serde_json::json!({
+            "name": t.name, "field": t.field, "kind": t.kind, "split": t.split, "rules": counts_json(&t.counts)
+        })).collect::<Vec<_>>(),
+        "sections": h.sections.iter().map(|s| serde_json::json!({
+            "kind": s.kind_name(), "offset": s.offset, "length": s.len, "align": s.align, "crc32": format!("{:08x}", s.crc)
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn inspection_text(path: &str, i: &toolgate::artifact::Inspection) -> String {
+    use std::fmt::Write as _;
+    let h = &i.header;
+    let mut o = String::new();
+    let c = &i.counts;
+    let _ = writeln!(o, "artifact   {path} ({} bytes)", i.len);
+    let _ = writeln!(
+        o,
+        "format     {}.{}, required features {:#x}, optional features {:#x}",
+        h.major, h.minor, h.required, h.optional
+    );
+    let _ = writeln!(
+        o,
+        "written by toolgate {}, regex-automata {}",
+        h.toolgate_version, h.regex_automata_version
+    );
+    let _ = writeln!(o, "revision   {}", h.revision_hex());
+    let _ = writeln!(o, "default    {}", i.default);
+    let _ = writeln!(
+        o,
+        "rules      {} deny, {} ask, {} allow, {} carve-outs, {} withheld",
+        c.deny, c.ask, c.allow, c.carve_outs, c.withheld
+    );
+    let _ = writeln!(o, "sources");
+    for s in &i.sources {
+        let name = if s.name.is_empty() {
+            "(host)"
+        } else {
+            s.name.as_str()
+        };
+        let _ = writeln!(
+            o,
+            "  {name:<20} rank {:<4} {:<9} {} {}",
+            s.rank,
+            if s.trusted { "trusted" } else { "untrusted" },
+            s.path,
+            s.hash
+        );
+    }
+    let _ = writeln!(o, "tools");
+    for t in &i.tools {
+        let _ = writeln!(
+            o,
+            "  {:<24} {:<8} {:<10} {:<8} deny {} ask {} allow {} carve-outs {}",
+            t.name,
+            t.kind.as_deref().unwrap_or("-"),
+            t.field.as_deref().unwrap_or("-"),
+            t.split.as_deref().unwrap_or("-"),
+            t.counts.deny,
+            t.counts.ask,
+            t.counts.allow,
+            t.counts.carve_outs
+        );
+    }
+    let _ = writeln!(o, "sections");
+    for s in &h.sections {
+        let _ = writeln!(
+            o,
+            "  {:<6} offset {:<8} length {:<9} align {} crc32 {:08x}",
+            s.kind_name(),
+            s.offset,
+            s.len,
+            s.align,
+            s.crc
+        );
+    }
+    o
+}
+
+fn decide_bundle(path: &str, calls: &str) -> ExitCode {
+    let mapped = match map(path) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    match Engine::from_bytes(&mapped) {
+        Ok(engine) => decide(&engine, calls),
+        Err(e) => {
+            eprintln!("error: `{path}` is not a usable artifact: {e}");
+            ExitCode::from(EXIT_INVALID)
+        }
+    }
+}
+
+fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
+    let source: Box<dyn Read> = if calls == "-" {
+        Box::new(std::io::stdin())
     } else {
         match std::fs::File::open(calls) {
-            Ok(f) => Box::new(std::io::BufReader::new(f)),
+            Ok(f) => Box::new(f),
             Err(e) => {
                 eprintln!("error: cannot read `{calls}`: {e}");
                 return ExitCode::from(EXIT_IO);
             }
         }
     };
-    let mut out = BufWriter::new(std::io::stdout().lock());
-    for line in input.lines() {
-        let line = match line {
-            Ok(l) => l,
+    let mut input = BufReader::with_capacity(1 << 16, source);
+    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut line = Vec::new();
+    loop {
+        // Verdicts stream: whatever is decided is flushed before a read
+        // that could wait for more input, and not after every line.
+        if input.buffer().is_empty() && out.flush().is_err() {
+            return ExitCode::from(EXIT_IO);
+        }
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(e) => {
                 eprintln!("error: reading calls: {e}");
                 return ExitCode::from(EXIT_IO);
             }
-        };
-        if line.trim().is_empty() {
-            continue;
         }
-        let answer = decide_line(engine.as_ref(), &line);
-        if writeln!(out, "{answer}").and_then(|_| out.flush()).is_err() {
+        let answer = match std::str::from_utf8(&line) {
+            Ok(text) if text.trim().is_empty() => continue,
+            Ok(text) => decide_line(engine, text),
+            Err(_) => unreadable("the line is not UTF-8").to_json().to_string(),
+        };
+        if writeln!(out, "{answer}").is_err() {
             return ExitCode::from(EXIT_IO);
         }
     }
-    ExitCode::SUCCESS
+    match out.flush() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(EXIT_IO),
+    }
 }
 
 /// Decides one input line: a call, or an array of calls as one batch. A line
@@ -247,6 +480,19 @@ fn decide_line(engine: &dyn Evaluator, line: &str) -> String {
     }
 }
 
+/// Writes to standard output; a closed pipe ends the command quietly.
+fn out(text: &str) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(EXIT_IO),
+    }
+}
+
 fn unreadable(why: &str) -> Verdict {
     Verdict::new(Decision::Deny, format!("the call could not be read: {why}"))
 }
@@ -275,10 +521,14 @@ fn test(files: &[String], engine: Option<EngineArg>) -> ExitCode {
             }
         }
     }
+    let mut text = String::new();
     for failure in &total.failures {
-        println!("FAIL {failure}");
+        text.push_str(&format!("FAIL {failure}\n"));
     }
-    println!("{}", total.summary());
+    text.push_str(&format!("{}\n", total.summary()));
+    if out(&text) != ExitCode::SUCCESS {
+        return ExitCode::from(EXIT_IO);
+    }
     if total.failed > 0 || broken {
         ExitCode::from(EXIT_IO)
     } else {

@@ -357,12 +357,8 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         w.patch(h as usize, v);
     }
 
-    let mut words = Vec::with_capacity(w.words.len() * 4);
-    for x in &w.words {
-        words.extend_from_slice(&x.to_le_bytes());
-    }
     Ok(Program {
-        words: Cow::Owned(words),
+        words: Cow::Owned(w.words),
         bytes: Cow::Owned(w.bytes),
         dfas,
         kinds: tools.iter().map(|t| t.kind_impl.clone()).collect(),

@@ -18,17 +18,24 @@ pub enum EngineKind {
     Reference,
     /// The compiled runtime.
     Compiled,
+    /// The compiled runtime written to an artifact and loaded back.
+    Artifact,
 }
 
 impl EngineKind {
     /// Every engine.
-    pub const ALL: [EngineKind; 2] = [EngineKind::Reference, EngineKind::Compiled];
+    pub const ALL: [EngineKind; 3] = [
+        EngineKind::Reference,
+        EngineKind::Compiled,
+        EngineKind::Artifact,
+    ];
 
     /// `reference` or `compiled`.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Reference => "reference",
             EngineKind::Compiled => "compiled",
+            EngineKind::Artifact => "artifact",
         }
     }
 
@@ -47,6 +54,13 @@ impl EngineKind {
                 policy, registry,
             )?)),
             EngineKind::Compiled => Ok(Box::new(Engine::build_with(policy, registry)?)),
+            EngineKind::Artifact => {
+                let bytes = Engine::build_with(policy, registry)?.to_bytes();
+                let loaded = Engine::from_bytes_with(&bytes, registry).map_err(|e| {
+                    crate::Diagnostics::one(crate::Diagnostic::new("artifact", e.to_string()))
+                })?;
+                Ok(Box::new(loaded.into_owned()))
+            }
         }
     }
 }
@@ -267,6 +281,16 @@ fn run_matchers(file: &str, f: &MatchersFile, engines: &[EngineKind]) -> Report 
                 EngineKind::Compiled => Engine::build(&policy)
                     .map(|eng| !eng.matching_rules("t", &args).is_empty())
                     .map_err(|d| d.to_string()),
+                EngineKind::Artifact => {
+                    Engine::build(&policy)
+                        .map_err(|d| d.to_string())
+                        .and_then(|eng| {
+                            let bytes = eng.to_bytes();
+                            Engine::from_bytes(&bytes)
+                                .map(|e| !e.matching_rules("t", &args).is_empty())
+                                .map_err(|e| e.to_string())
+                        })
+                }
             };
             match got {
                 Ok(m) if m == c.want => {}

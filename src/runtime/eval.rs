@@ -33,6 +33,78 @@ pub(crate) trait Sink {
     fn wants(&self, id: u32) -> bool;
     /// A candidate whose pattern matched.
     fn offer(&mut self, id: u32);
+    /// Spends `units` of work; `false` when the budget is gone, which stops
+    /// the walk. Sinks without a budget never run out.
+    fn spend(&mut self, _units: u64) -> bool {
+        true
+    }
+    /// Given an id the sink does not want, the smallest larger id it might
+    /// want, or `None` when it wants no larger id. Payload lists are sorted
+    /// by id, so a walk skips to it by binary search instead of visiting
+    /// every candidate of a list whose first rule is already found.
+    fn next_wanted(&self, id: u32) -> Option<u32> {
+        id.checked_add(1)
+    }
+}
+
+/// The position in the sorted id list `ids(k)`, `k < n`, of the first id no
+/// smaller than `target`, searching from `from`.
+fn seek(from: u32, n: u32, target: u32, ids: impl Fn(u32) -> u32) -> u32 {
+    let (mut lo, mut hi) = (from, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if ids(mid) < target {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The work a decision may do before it gives up and fails closed.
+///
+/// On tables the compiler wrote, a decision visits each payload, edge and
+/// verification piece at most once per forward node of the walk, so its work
+/// is bounded by the size of the tables plus the square of the value's
+/// length; the budget is a multiple of that. Only tables that were damaged
+/// and resealed (overlapping lists) can exhaust it, and then the subject is
+/// denied rather than decided on a walk of unbounded cost.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: std::cell::Cell<u64>,
+    out: std::cell::Cell<bool>,
+}
+
+impl Budget {
+    pub(crate) fn new(words: u64, value_len: u64) -> Budget {
+        let v = value_len.saturating_add(1);
+        Budget {
+            left: std::cell::Cell::new(
+                words
+                    .saturating_mul(8)
+                    .saturating_add(v.saturating_mul(v).saturating_mul(4))
+                    .saturating_add(4096),
+            ),
+            out: std::cell::Cell::new(false),
+        }
+    }
+
+    pub(crate) fn spend(&self, units: u64) -> bool {
+        let left = self.left.get();
+        if left < units {
+            self.left.set(0);
+            self.out.set(true);
+            return false;
+        }
+        self.left.set(left - units);
+        true
+    }
+
+    /// Whether the budget ran out.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.out.get()
+    }
 }
 
 /// Calls a matcher kind for a specifier the compiler could not lower.
@@ -59,6 +131,9 @@ impl Program<'_> {
         let cb_off = self.w(fm.wrapping_add(FM_CB));
         let cb_len = self.w(fm.wrapping_add(FM_CB + 1));
         for k in 0..cb_len.min(self.n_words()) {
+            if !sink.spend(1) {
+                return;
+            }
             let at = cb_off.wrapping_add(k.wrapping_mul(3));
             let id = self.w(at);
             if sink.wants(id) {
@@ -71,6 +146,9 @@ impl Program<'_> {
         let dfa_off = self.w(fm.wrapping_add(FM_DFA));
         let dfa_len = self.w(fm.wrapping_add(FM_DFA + 1));
         for k in 0..dfa_len.min(self.n_words()) {
+            if !sink.spend(v.len() as u64 + 1) {
+                return;
+            }
             let at = dfa_off.wrapping_add(k.wrapping_mul(2));
             let map = self.w(at.wrapping_add(1));
             match self.dfas.get(self.w(at) as usize) {
@@ -97,6 +175,9 @@ impl Program<'_> {
             return;
         }
         for i in 0..dfa.match_len(state) {
+            if !sink.spend(1) {
+                return;
+            }
             let pid = dfa.match_pattern(state, i).as_u32();
             let id = self.w(map.wrapping_add(pid));
             if sink.wants(id) {
@@ -144,6 +225,9 @@ impl Program<'_> {
         let mut node = root;
         self.visit_sub(node, v, 0, sink);
         for (i, &b) in v.iter().enumerate() {
+            if !sink.spend(1) {
+                return;
+            }
             node = self.child(node, b);
             if node == NONE {
                 return;
@@ -165,6 +249,9 @@ impl Program<'_> {
         let mut r = sub;
         let mut j = v.len();
         while j > plen {
+            if !sink.spend(1) {
+                return;
+            }
             j -= 1;
             let Some(&b) = v.get(j) else { return };
             r = self.child(r, b);
@@ -180,17 +267,29 @@ impl Program<'_> {
     #[inline]
     fn emit(&self, node: u32, v: &[u8], plen: usize, slen: usize, sink: &mut impl Sink) {
         let off = self.w(node.wrapping_add(N_PAY));
-        let n = self.w(node.wrapping_add(N_PAY + 1));
-        for k in 0..n.min(self.n_words()) {
+        let n = self.w(node.wrapping_add(N_PAY + 1)).min(self.n_words());
+        let id_at = |k: u32| self.w(off.wrapping_add(k.wrapping_mul(2)));
+        let mut k = 0;
+        while k < n {
+            if !sink.spend(1) {
+                return;
+            }
             let at = off.wrapping_add(k.wrapping_mul(2));
             let id = self.w(at);
+            k += 1;
             if !sink.wants(id) {
+                match sink.next_wanted(id) {
+                    Some(target) => k = seek(k, n, target, id_at),
+                    None => return,
+                }
                 continue;
             }
             let verify = self.w(at.wrapping_add(1));
             if verify != NONE {
                 let window = v.get(plen..v.len().saturating_sub(slen)).unwrap_or(&[]);
-                if !self.verify(verify, window) {
+                if !sink.spend(u64::from(self.w(verify).min(self.n_words())))
+                    || !self.verify(verify, window)
+                {
                     continue;
                 }
             }
@@ -221,11 +320,22 @@ impl Program<'_> {
     pub(crate) fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
         let at = self.tool_at(tool).wrapping_add(T_ALWAYS);
         let off = self.w(at);
-        let n = self.w(at.wrapping_add(1));
-        for k in 0..n.min(self.n_words()) {
-            let id = self.w(off.wrapping_add(k));
+        let n = self.w(at.wrapping_add(1)).min(self.n_words());
+        let id_at = |k: u32| self.w(off.wrapping_add(k));
+        let mut k = 0;
+        while k < n {
+            if !sink.spend(1) {
+                return;
+            }
+            let id = id_at(k);
+            k += 1;
             if sink.wants(id) {
                 sink.offer(id);
+            } else {
+                match sink.next_wanted(id) {
+                    Some(target) => k = seek(k, n, target, id_at),
+                    None => return,
+                }
             }
         }
     }
@@ -235,11 +345,15 @@ impl Program<'_> {
 pub(crate) struct CarveSink<'p, 'a> {
     pub prog: &'p Program<'a>,
     pub max: &'p mut [Option<i64>; 3],
+    pub budget: &'p Budget,
 }
 
 impl Sink for CarveSink<'_, '_> {
-    fn wants(&self, _id: u32) -> bool {
-        true
+    fn wants(&self, id: u32) -> bool {
+        id >= self.prog.n_fire() && id < self.prog.n_rules()
+    }
+    fn spend(&mut self, units: u64) -> bool {
+        self.budget.spend(units)
     }
     fn offer(&mut self, id: u32) {
         let r = self.prog.rule(id);
@@ -261,6 +375,7 @@ pub(crate) struct Allowing<'s> {
 /// The rule pass: the first accepted rule of each list.
 pub(crate) struct RuleSink<'p, 'a> {
     pub prog: &'p Program<'a>,
+    pub budget: &'p Budget,
     pub carve: &'p [Option<i64>; 3],
     pub allowing: &'p [Allowing<'p>],
     pub confined: bool,
@@ -272,6 +387,7 @@ pub(crate) struct RuleSink<'p, 'a> {
 impl<'p, 'a> RuleSink<'p, 'a> {
     pub(crate) fn new(
         prog: &'p Program<'a>,
+        budget: &'p Budget,
         carve: &'p [Option<i64>; 3],
         allowing: &'p [Allowing<'p>],
         confined: bool,
@@ -279,6 +395,7 @@ impl<'p, 'a> RuleSink<'p, 'a> {
     ) -> RuleSink<'p, 'a> {
         RuleSink {
             prog,
+            budget,
             carve,
             allowing,
             confined,
@@ -302,7 +419,34 @@ impl<'p, 'a> RuleSink<'p, 'a> {
 
 impl Sink for RuleSink<'_, '_> {
     #[inline]
+    fn spend(&mut self, units: u64) -> bool {
+        self.budget.spend(units)
+    }
+
+    fn next_wanted(&self, id: u32) -> Option<u32> {
+        // Ids run deny, ask, allow: past the best of a list, the next id
+        // worth a look is the first of a later list still wanted.
+        let nd = self.prog.h(H_N_DENY);
+        let na = self.prog.h(H_N_ASK);
+        let starts = [0, nd, nd.saturating_add(na)];
+        let l = if id >= self.prog.n_fire() {
+            3
+        } else {
+            self.prog.list_of(id)
+        };
+        (l + 1..3).find_map(|m| {
+            let start = *starts.get(m)?;
+            let wanted = self.want.get(m).copied().unwrap_or(false)
+                && self.best.get(m).is_some_and(|&b| b > start);
+            wanted.then_some(start.max(id.saturating_add(1)))
+        })
+    }
+
+    #[inline]
     fn wants(&self, id: u32) -> bool {
+        if id >= self.prog.n_fire() {
+            return false;
+        }
         let l = self.prog.list_of(id);
         matches!((self.want.get(l), self.best.get(l)), (Some(true), Some(&b)) if id < b)
     }

@@ -18,7 +18,7 @@ pub use program::Program;
 
 use crate::call::{Args, Call, Subject};
 use crate::decision::Decision;
-use eval::{Allowing, CarveSink, RuleSink};
+use eval::{Allowing, Budget, CarveSink, RuleSink};
 use program::{H_NAME_FM, NONE, T_CARVE_FM, T_RULES_FM};
 
 /// One program consulted by a decision: the policy's, or a grant set's.
@@ -121,6 +121,19 @@ pub fn decide_subject(
     confined: bool,
     constraint: bool,
 ) -> SubjectResult {
+    decide_subject_at(comps, tool, None, args, confined, constraint)
+}
+
+/// As [`decide_subject`], with the tool's record in the first component when
+/// the caller has already looked it up.
+fn decide_subject_at(
+    comps: &[Component<'_, '_>],
+    tool: &str,
+    first: Option<u32>,
+    args: &Args,
+    confined: bool,
+    constraint: bool,
+) -> SubjectResult {
     if let Some(e) = args.error() {
         return SubjectResult {
             decision: Some(Decision::Deny),
@@ -137,13 +150,19 @@ pub fn decide_subject(
         &mut large
     };
     let mut value: Option<&str> = None;
-    for (slot, c) in tools.iter_mut().zip(comps) {
-        *slot = c.prog.find_tool(tool).unwrap_or(NONE);
+    for (i, (slot, c)) in tools.iter_mut().zip(comps).enumerate() {
+        *slot = match (i, first) {
+            (0, Some(t)) => t,
+            _ => c.prog.find_tool(tool).unwrap_or(NONE),
+        };
         if value.is_none() && *slot != NONE {
             value = c.prog.tool_field(*slot).and_then(|f| args.str_member(f));
         }
     }
     let tools: &[u32] = tools;
+    let words: u64 = comps.iter().map(|c| u64::from(c.prog.n_words())).sum();
+    let len = value.map_or(tool.len(), str::len) as u64;
+    let budget = Budget::new(words, len);
 
     // Pass 1: carve-outs.
     let mut carve = [None; 3];
@@ -161,6 +180,7 @@ pub fn decide_subject(
                 &mut CarveSink {
                     prog: c.prog,
                     max: &mut carve,
+                    budget: &budget,
                 },
                 &cb,
             );
@@ -171,7 +191,7 @@ pub fn decide_subject(
     let mut allowing: Vec<Allowing<'_>> = Vec::new();
     for (&t, c) in tools.iter().zip(comps) {
         let Some((rank, name)) = c.set else { continue };
-        let mut sink = RuleSink::new(c.prog, &carve, &[], false, [false, false, true]);
+        let mut sink = RuleSink::new(c.prog, &budget, &carve, &[], false, [false, false, true]);
         run_rules(c.prog, t, tool, value, &mut sink);
         if sink.best[2] != NONE {
             allowing.push(Allowing { rank, name });
@@ -190,7 +210,7 @@ pub fn decide_subject(
         if want == [false, false, false] {
             break;
         }
-        let mut sink = RuleSink::new(c.prog, &carve, &allowing, confined, want);
+        let mut sink = RuleSink::new(c.prog, &budget, &carve, &allowing, confined, want);
         run_rules(c.prog, t, tool, value, &mut sink);
         for (slot, &b) in found.iter_mut().zip(sink.best.iter()) {
             if slot.is_none() && b != NONE {
@@ -202,6 +222,14 @@ pub fn decide_subject(
         }
     }
 
+    if budget.exhausted() {
+        return SubjectResult {
+            decision: Some(Decision::Deny),
+            basis: Basis::Unevaluable(
+                "deciding it took more work than the tables allow: they are damaged".into(),
+            ),
+        };
+    }
     let rule = |d, (comp, id)| SubjectResult {
         decision: Some(d),
         basis: Basis::Rule { comp, id },
@@ -261,12 +289,24 @@ pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
         return CallResult::unevaluable(format!("its arguments could not be read: {e}"));
     }
     let confined = call.confined.is_some();
-    let splitter = comps.iter().find_map(|c| {
-        let t = c.prog.find_tool(&call.tool)?;
-        c.prog.splitters.get(t as usize).cloned().flatten()
+    let first = comps.first().and_then(|c| c.prog.find_tool(&call.tool));
+    let splitter = comps.iter().enumerate().find_map(|(i, c)| {
+        let t = if i == 0 {
+            first?
+        } else {
+            c.prog.find_tool(&call.tool)?
+        };
+        c.prog.splitters.get(t as usize)?.as_ref()
     });
     let Some(splitter) = splitter else {
-        let r = decide_subject(comps, &call.tool, &call.args, confined, false);
+        let r = decide_subject_at(
+            comps,
+            &call.tool,
+            Some(first.unwrap_or(NONE)),
+            &call.args,
+            confined,
+            false,
+        );
         return CallResult {
             decision: r.decision.unwrap_or(Decision::Deny),
             basis: r.basis,

@@ -1,7 +1,7 @@
 //! The compiled tables and how they are read.
 //!
-//! A [`Program`] is two byte buffers and a list of DFAs. `words` holds
-//! little-endian `u32`s: a header, then records (rules, sources, tools, field
+//! A [`Program`] is a word buffer, a byte buffer and a list of DFAs. `words`
+//! holds `u32`s (little-endian in an artifact): a header, then records (rules, sources, tools, field
 //! matchers, trie nodes, edges, payloads, verification pieces) that refer to
 //! each other by word offset. `bytes` holds every string. Both are `Cow`s, so
 //! the same reader serves tables the compiler just built and tables borrowed
@@ -113,7 +113,7 @@ pub enum Dfa<'a> {
 /// Compiled tables: what the runtime decides with.
 #[derive(Clone, Debug)]
 pub struct Program<'a> {
-    pub(crate) words: Cow<'a, [u8]>,
+    pub(crate) words: Cow<'a, [u32]>,
     pub(crate) bytes: Cow<'a, [u8]>,
     pub(crate) dfas: Vec<Dfa<'a>>,
     /// The matcher kind of each tool record, resolved from the registry:
@@ -147,19 +147,33 @@ impl RuleView {
 }
 
 impl<'a> Program<'a> {
+    /// The same tables, owning everything they borrowed.
+    pub fn into_owned(self) -> Program<'static> {
+        Program {
+            words: Cow::Owned(self.words.into_owned()),
+            bytes: Cow::Owned(self.bytes.into_owned()),
+            dfas: self
+                .dfas
+                .into_iter()
+                .map(|d| match d {
+                    Dfa::Owned(d) => Dfa::Owned(d),
+                    Dfa::Borrowed(d) => Dfa::Owned(d.to_owned()),
+                })
+                .collect(),
+            kinds: self.kinds,
+            splitters: self.splitters,
+        }
+    }
+
     /// Word `i`, or [`NONE`] outside the buffer.
     #[inline]
     pub(crate) fn w(&self, i: u32) -> u32 {
-        let at = (i as usize).wrapping_mul(4);
-        match self.words.get(at..at.wrapping_add(4)) {
-            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
-            _ => NONE,
-        }
+        self.words.get(i as usize).copied().unwrap_or(NONE)
     }
 
     /// The number of words.
     pub(crate) fn n_words(&self) -> u32 {
-        u32::try_from(self.words.len() / 4).unwrap_or(NONE)
+        u32::try_from(self.words.len()).unwrap_or(NONE)
     }
 
     /// Header field `h`.

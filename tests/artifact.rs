@@ -1,0 +1,402 @@
+//! The artifact: determinism, golden files, version checks, and robustness
+//! against every truncation, every single-bit flip and random bytes.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::path::Path;
+use std::sync::Arc;
+use toolgate::artifact::{self, LoadErrorKind, HEADER_LEN};
+use toolgate::{Call, Engine, Lowering, MatcherKind, Pattern, Policy, Registry, Verdict};
+
+/// A matcher kind whose specifiers are regular expressions the whole value
+/// must match: it makes the compiler write DFA sections.
+#[derive(Debug)]
+struct RegexKind;
+
+impl MatcherKind for RegexKind {
+    fn name(&self) -> &str {
+        "regex"
+    }
+    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+        Ok(Lowering::Patterns(vec![Pattern::Regex(spec.to_string())]))
+    }
+    fn matches(&self, spec: &str, value: &str) -> bool {
+        regex_automata::dfa::regex::Regex::new(&format!("^(?:{spec})$"))
+            .is_ok_and(|r| r.is_match(value))
+    }
+}
+
+/// A matcher kind that never lowers: every specifier takes the callback path.
+#[derive(Debug)]
+struct CallbackKind;
+
+impl MatcherKind for CallbackKind {
+    fn name(&self) -> &str {
+        "contains"
+    }
+    fn lower(&self, _spec: &str) -> Result<Lowering, String> {
+        Ok(Lowering::Callback)
+    }
+    fn matches(&self, spec: &str, value: &str) -> bool {
+        value.contains(spec)
+    }
+}
+
+fn registry() -> Registry {
+    let mut r = Registry::builtin();
+    r.add_kind(Arc::new(RegexKind));
+    r.add_kind(Arc::new(CallbackKind));
+    r
+}
+
+const SAMPLE: &str = r#"{
+  "default": "ask",
+  "matchers": {
+    "bash": {"match": "glob", "field": "command"},
+    "read": {"match": "prefix", "field": "path"},
+    "fetch": {"match": "regex", "field": "url"}
+  },
+  "aliases": {"Read": ["read", "grep"]},
+  "sources": [
+    {"name": "managed", "rank": 3, "trusted": true, "path": "/etc/toolgate/managed.json", "hash": "sha256:aa",
+     "deny": "bash(curl:*) fetch(https?://[^/]*\\.evil\\.com/.*)", "notes": {"bash(curl:*)": "use fetch"}},
+    {"name": "project", "rank": 1, "trusted": false, "allow": "bash(make:*)", "ask": "bash(git push:*)"}
+  ],
+  "allow": "Read bash(git status:*) fetch(https://docs\\.rs/.*)",
+  "deny": "bash(rm -rf *) mcp__*__delete_* bash(!rm -rf ./target)",
+  "ask": "mcp__*"
+}"#;
+
+fn sample_engine() -> Engine<'static> {
+    Engine::build_with(&Policy::from_json(SAMPLE).unwrap(), &registry()).unwrap()
+}
+
+fn calls() -> Vec<Call> {
+    [
+        ("bash", r#"{"command": "git status"}"#),
+        ("bash", r#"{"command": "curl x"}"#),
+        ("bash", r#"{"command": "rm -rf /"}"#),
+        ("bash", r#"{"command": "rm -rf ./target"}"#),
+        ("bash", r#"{"command": "git push"}"#),
+        ("grep", r#"{"pattern": "x"}"#),
+        ("fetch", r#"{"url": "https://docs.rs/regex"}"#),
+        ("fetch", r#"{"url": "http://a.evil.com/x"}"#),
+        ("fetch", r#"{"url": "https://example.com/"}"#),
+        ("mcp__gh__delete_repo", "{}"),
+        ("mcp__gh__list", "{}"),
+        ("other", "{}"),
+    ]
+    .iter()
+    .map(|(t, a)| Call::new(*t, a))
+    .collect()
+}
+
+fn verdicts(e: &Engine<'_>) -> Vec<Verdict> {
+    calls().iter().map(|c| e.decide(c)).collect()
+}
+
+#[test]
+fn a_loaded_artifact_decides_as_the_compiled_engine() {
+    let e = sample_engine();
+    let bytes = e.to_bytes();
+    let h = artifact::header(&bytes).unwrap();
+    assert!(
+        h.sections.iter().any(|s| s.kind == artifact::SECTION_DFA),
+        "the sample must exercise DFA sections"
+    );
+    let loaded = Engine::from_bytes_with(&bytes, &registry()).unwrap();
+    assert_eq!(verdicts(&e), verdicts(&loaded));
+    let v = verdicts(&loaded);
+    assert_eq!(v[1].reason, "denied by bash(curl:*): use fetch");
+    assert_eq!(v[6].reason, "allowed by fetch(https://docs\\.rs/.*)");
+    assert_eq!(v[7].rule_text(), "fetch(https?://[^/]*\\.evil\\.com/.*)");
+}
+
+#[test]
+fn an_unaligned_buffer_loads_through_an_aligned_copy() {
+    let bytes = sample_engine().to_bytes();
+    let mut shifted = vec![0u8; bytes.len() + 1];
+    shifted[1..].copy_from_slice(&bytes);
+    // One of the two views is misaligned for u32 whatever the allocator did.
+    for view in [&shifted[1..], &bytes[..]] {
+        let loaded = Engine::from_bytes_with(view, &registry()).unwrap();
+        assert_eq!(verdicts(&loaded), verdicts(&sample_engine()));
+    }
+}
+
+#[test]
+fn the_same_policy_compiles_to_the_same_bytes_in_any_thread() {
+    let a = sample_engine().to_bytes();
+    let b = std::thread::spawn(|| sample_engine().to_bytes())
+        .join()
+        .unwrap();
+    let c = sample_engine().to_bytes();
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+}
+
+#[test]
+fn every_truncation_is_refused() {
+    let bytes = sample_engine().to_bytes();
+    for len in 0..bytes.len() {
+        assert!(
+            Engine::from_bytes_with(&bytes[..len], &registry()).is_err(),
+            "a truncation to {len} of {} bytes loaded",
+            bytes.len()
+        );
+    }
+}
+
+#[test]
+fn every_single_bit_flip_is_refused() {
+    let bytes = sample_engine().to_bytes();
+    let mut flipped = bytes.clone();
+    for i in 0..bytes.len() {
+        for bit in 0..8 {
+            flipped[i] ^= 1 << bit;
+            assert!(
+                Engine::from_bytes_with(&flipped, &registry()).is_err(),
+                "flipping bit {bit} of byte {i} went undetected"
+            );
+            flipped[i] ^= 1 << bit;
+        }
+    }
+}
+
+/// A small deterministic generator, so the random tests replay exactly.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn fill(&mut self, buf: &mut [u8]) {
+        for b in buf {
+            *b = self.next() as u8;
+        }
+    }
+}
+
+#[test]
+fn random_bytes_are_refused_without_a_panic() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..20_000 {
+        let len = (rng.next() % 512) as usize;
+        let mut buf = vec![0u8; len];
+        rng.fill(&mut buf);
+        if rng.next() % 2 == 0 && len >= 8 {
+            buf[..8].copy_from_slice(&artifact::MAGIC);
+        }
+        assert!(Engine::from_bytes(&buf).is_err());
+    }
+}
+
+/// Rewrites the section and header checksums, so that damage reaches the
+/// structural checks and the runtime rather than stopping at a CRC.
+fn reseal(bytes: &mut [u8]) {
+    let n = u32::from_le_bytes(bytes[96..100].try_into().unwrap()) as usize;
+    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let h: Vec<(u64, u64)> = (0..n)
+        .map(|i| {
+            let at = HEADER_LEN + i * artifact::ENTRY_LEN;
+            (field(bytes, at + 8), field(bytes, at + 16))
+        })
+        .collect();
+    for (i, &(offset, len)) in h.iter().enumerate() {
+        let (start, end) = (offset as usize, (offset + len) as usize);
+        if end <= bytes.len() && start <= end {
+            let crc = crc32fast::hash(&bytes[start..end]);
+            let at = HEADER_LEN + i * artifact::ENTRY_LEN + 24;
+            bytes[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+        }
+    }
+    let table_end = HEADER_LEN + h.len() * artifact::ENTRY_LEN;
+    let mut c = crc32fast::Hasher::new();
+    c.update(&bytes[..100]);
+    c.update(&bytes[HEADER_LEN..table_end]);
+    let crc = c.finalize();
+    bytes[100..104].copy_from_slice(&crc.to_le_bytes());
+}
+
+#[test]
+fn random_tables_behind_a_valid_header_never_panic_when_deciding() {
+    let good = sample_engine().to_bytes();
+    let h = artifact::header(&good).unwrap();
+    let words = h
+        .sections
+        .iter()
+        .find(|s| s.kind == artifact::SECTION_WORDS)
+        .unwrap();
+    let (start, end) = (words.offset as usize, (words.offset + words.len) as usize);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut loaded_any = 0;
+    for round in 0..3_000 {
+        let mut bytes = good.clone();
+        // Damage a few words of the tables, keeping the table magic, then
+        // make the checksums agree again.
+        let n = 1 + (rng.next() % 8) as usize;
+        for _ in 0..n {
+            let w = start + 4 + ((rng.next() as usize) % ((end - start - 4) / 4)) * 4;
+            let v: u32 = match round % 3 {
+                0 => rng.next() as u32,
+                1 => u32::MAX - (rng.next() % 4) as u32,
+                _ => (rng.next() % 64) as u32,
+            };
+            bytes[w..w + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        reseal(&mut bytes);
+        if let Ok(e) = Engine::from_bytes_with(&bytes, &registry()) {
+            loaded_any += 1;
+            for c in calls() {
+                let _ = e.decide(&c);
+            }
+            let _ = e.filter(&["bash".to_string(), "mcp__x__delete_y".to_string()]);
+        }
+    }
+    assert!(loaded_any > 0, "no damaged table reached the runtime");
+}
+
+fn patched(f: impl FnOnce(&mut Vec<u8>)) -> Result<(), LoadErrorKind> {
+    let mut bytes = sample_engine().to_bytes();
+    f(&mut bytes);
+    reseal(&mut bytes);
+    Engine::from_bytes_with(&bytes, &registry())
+        .map(|_| ())
+        .map_err(|e| e.kind())
+}
+
+#[test]
+fn the_reader_says_which_check_failed() {
+    assert_eq!(patched(|b| b[0] = b'X'), Err(LoadErrorKind::Magic));
+    assert_eq!(
+        patched(|b| b[8..12].copy_from_slice(&0x0403_0201u32.to_le_bytes())),
+        Err(LoadErrorKind::ByteOrder)
+    );
+    assert_eq!(
+        patched(|b| b[12..14].copy_from_slice(&2u16.to_le_bytes())),
+        Err(LoadErrorKind::Version)
+    );
+    // A newer minor loads unless it requires a feature this reader lacks.
+    assert_eq!(
+        patched(|b| b[14..16].copy_from_slice(&7u16.to_le_bytes())),
+        Ok(())
+    );
+    assert_eq!(
+        patched(|b| {
+            b[14..16].copy_from_slice(&7u16.to_le_bytes());
+            b[16..24].copy_from_slice(&(artifact::FEATURE_DFA | 1 << 9).to_le_bytes());
+        }),
+        Err(LoadErrorKind::Feature)
+    );
+    // Optional features a reader does not know are ignored.
+    assert_eq!(
+        patched(|b| b[24..32].copy_from_slice(&u64::MAX.to_le_bytes())),
+        Ok(())
+    );
+    assert_eq!(
+        patched(|b| b[48..64].copy_from_slice(b"0.5.0\0\0\0\0\0\0\0\0\0\0\0")),
+        Err(LoadErrorKind::DfaVersion)
+    );
+    // A checksum that does not match, without resealing.
+    let mut bytes = sample_engine().to_bytes();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    let err = Engine::from_bytes_with(&bytes, &registry()).err().unwrap();
+    assert_eq!(err.kind(), LoadErrorKind::Checksum);
+    assert!(err.to_string().contains("checksum"), "{err}");
+}
+
+#[test]
+fn without_dfas_the_regex_automata_version_is_not_checked() {
+    let p = Policy::from_json(r#"{"default": "deny", "allow": "read"}"#).unwrap();
+    let mut bytes = Engine::build(&p).unwrap().to_bytes();
+    bytes[48..64].copy_from_slice(b"9.9.9\0\0\0\0\0\0\0\0\0\0\0");
+    reseal(&mut bytes);
+    assert!(Engine::from_bytes(&bytes).is_ok());
+}
+
+#[test]
+fn a_callback_kind_must_be_supplied_at_load() {
+    let p = Policy::from_json(
+        r#"{"default": "allow", "matchers": {"bash": {"match": "contains", "field": "command"}}, "deny": "bash(sudo)"}"#,
+    )
+    .unwrap();
+    let e = Engine::build_with(&p, &registry()).unwrap();
+    let bytes = e.to_bytes();
+    let err = Engine::from_bytes(&bytes).err().unwrap();
+    assert_eq!(err.kind(), LoadErrorKind::Missing);
+    assert!(err.to_string().contains("`contains`"), "{err}");
+    let loaded = Engine::from_bytes_with(&bytes, &registry()).unwrap();
+    let v = loaded.decide(&Call::new("bash", r#"{"command": "x sudo y"}"#));
+    assert_eq!(v.reason, "denied by bash(sudo)");
+}
+
+#[test]
+fn a_kind_that_lowered_is_not_needed_at_load() {
+    let p = Policy::from_json(
+        r#"{"default": "allow", "matchers": {"fetch": {"match": "regex", "field": "url"}}, "deny": "fetch(.*evil.*)"}"#,
+    )
+    .unwrap();
+    let bytes = Engine::build_with(&p, &registry()).unwrap().to_bytes();
+    let loaded = Engine::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        loaded
+            .decide(&Call::new("fetch", r#"{"url": "evil"}"#))
+            .reason,
+        "denied by fetch(.*evil.*)"
+    );
+}
+
+/// Golden artifacts: the writer's output for these policies may change only
+/// with a format version bump (regenerate them then, into a new directory,
+/// with `TOOLGATE_BLESS=1 cargo test --test artifact golden`). The toolgate
+/// version the header records, and the revision and header checksum that
+/// cover it, are masked.
+#[test]
+fn golden_artifacts() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("testdata/artifacts/v{}", artifact::FORMAT_MAJOR));
+    let bless = std::env::var_os("TOOLGATE_BLESS").is_some();
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let policy = Policy::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let fresh = Engine::build_with(&policy, &registry()).unwrap().to_bytes();
+        let golden_path = path.with_extension("tgb");
+        if bless {
+            std::fs::write(&golden_path, &fresh).unwrap();
+        }
+        let golden = std::fs::read(&golden_path).unwrap();
+        let mask = |b: &[u8]| {
+            let mut b = b.to_vec();
+            b[32..48].fill(0);
+            b[64..96].fill(0);
+            b[100..104].fill(0);
+            b
+        };
+        assert_eq!(
+            mask(&fresh),
+            mask(&golden),
+            "{} changed: the artifact format changed without a version bump",
+            golden_path.display()
+        );
+        // The golden file loads and decides as the policy does.
+        let loaded = Engine::from_bytes_with(&golden, &registry()).unwrap();
+        let built = Engine::build_with(&policy, &registry()).unwrap();
+        for c in calls() {
+            assert_eq!(loaded.decide(&c), built.decide(&c));
+        }
+        n += 1;
+    }
+    assert!(n >= 2, "no golden artifacts found in {}", dir.display());
+}
