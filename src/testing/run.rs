@@ -2,6 +2,7 @@
 
 use super::case::{ArgsDoc, Case, SplitDoc};
 use crate::call::{Args, Call, Subject};
+use crate::conformance::EngineKind;
 use crate::decision::Verdict;
 use crate::diag::Diagnostics;
 use crate::engine::{Engine, Evaluator, Grant};
@@ -24,15 +25,19 @@ fn build_compiled(p: &Policy, r: &Registry) -> Result<Box<dyn Evaluator>, Diagno
     Ok(Box::new(Engine::build_with(p, r)?))
 }
 
-/// The engines a case runs on, the oracle first. Every other engine's
-/// answers are compared with the first's. The runtime loaded from an
-/// artifact (`Engine::to_bytes`, `Engine::from_bytes`) is one more line
-/// here, `("artifact", build_artifact),`, with a `build_artifact` that
-/// compiles the policy, writes it and loads it back with the registry.
+/// The compiled policy written to an artifact and loaded back with the same
+/// registry (the harness's [`EngineKind::Artifact`]).
+fn build_artifact(p: &Policy, r: &Registry) -> Result<Box<dyn Evaluator>, Diagnostics> {
+    EngineKind::Artifact.build(p, r)
+}
+
+/// The engines a case runs on, the oracle first, one line each. Every
+/// other engine's answers are compared with the first's.
 #[rustfmt::skip]
 pub const ENGINES: &[(&str, Build)] = &[
     ("reference", build_reference),
     ("compiled", build_compiled),
+    ("artifact", build_artifact),
 ];
 
 /// The simulated splitter of the conformance harness (`split: "corpus"`):
