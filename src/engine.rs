@@ -314,7 +314,10 @@ impl<'a> Engine<'a> {
     /// host's own.
     pub fn sources(&self) -> Vec<Source> {
         let p = &self.program;
-        (0..p.n_sources())
+        // A count read from loaded tables is bounded by the tables' size, as
+        // `withheld` and `aliases` bound theirs: damaged tables must not ask
+        // for an allocation the process cannot make.
+        (0..p.n_sources().min(p.n_words()))
             .map(|i| Source {
                 name: p.source_name(i).to_string(),
                 rank: p.source_rank(i),

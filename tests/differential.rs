@@ -139,3 +139,58 @@ fn policy_documents_never_panic_and_build_alike() {
         check_policy_json(&v.0).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// Damaged artifacts the fuzzer found (`testdata/regressions/artifacts/`,
+/// written by the artifact target with `TOOLGATE_ARTIFACT_DUMP`): each
+/// loads or is refused, and an engine that loads answers every question
+/// without a panic, an abort or a hang.
+#[test]
+fn damaged_artifacts_never_panic() {
+    use std::sync::Arc;
+    use toolgate::testing::SimSplitter;
+    use toolgate::{Args, Call, Engine, Registry, RuleLists, RuleSet, Source};
+
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/regressions/artifacts");
+    let mut registry = Registry::builtin();
+    registry.add_splitter("corpus", Arc::new(SimSplitter::default()));
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "tgb") {
+            continue;
+        }
+        n += 1;
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok(mut e) = Engine::from_bytes_with(&bytes, &registry) else {
+            continue;
+        };
+        let _ = e.sources();
+        let _ = e.withheld();
+        let tools: Vec<String> = ["bash", "read", "edit", "mcp__a__b", "other"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let _ = e.filter(&tools);
+        let calls = [
+            Call::new("bash", r#"{"command": "git status"}"#),
+            Call::new("read", r#"{"path": ".env"}"#),
+            Call::new("mcp__a__c", "{}").confined_by(""),
+        ];
+        let _ = e.decide_batch(&calls);
+        let _ = e.matching_rules("bash", &Args::from_json(r#"{"command": "ls"}"#));
+        let set = RuleSet {
+            source: Source {
+                name: "skill:a".into(),
+                rank: 1,
+                trusted: true,
+                ..Source::default()
+            },
+            lists: RuleLists::parse("bash read(x)", "edit", "mcp__*").unwrap(),
+            location: Default::default(),
+        };
+        let _ = e.grant_set(&set, Some("s1"));
+        let _ = e.decide_batch(&calls);
+    }
+    assert!(n >= 1, "no artifact in {}", dir.display());
+}
