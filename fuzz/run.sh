@@ -95,7 +95,9 @@ main() {
       while IFS= read -r f; do
         [ -n "$f" ] || continue
         case "$(basename "$f")" in crash-*)
-          cargo +nightly fuzz tmin "${flags[@]}" "$t" "$f" -- -runs=20000 >>"logs/$t.tmin.log" 2>&1 || true ;;
+          cargo +nightly fuzz tmin "${flags[@]}" "$t" "$f" -- -runs=20000 >"logs/$t.tmin.log" 2>&1 || true
+          small=$(sed -n 's/.*failed to minimize beyond \([^ ]*\).*/\1/p' "logs/$t.tmin.log" | tail -n 1)
+          echo "fuzz $t: crash $f, minimised: ${small:-see fuzz/logs/$t.tmin.log}" >&2 ;;
         esac
       done <<<"$new"
     fi

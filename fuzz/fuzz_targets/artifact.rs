@@ -12,6 +12,9 @@
 //! 4. a valid artifact of an arbitrary policy loads and answers every step
 //!    of the case exactly as the engine it was written from.
 //!
+//! `TOOLGATE_ARTIFACT_DUMP=<file>` writes the artifact an input of kinds
+//! 1 to 3 makes, for `testdata/regressions/artifacts/`.
+//!
 //! Built only with the fuzz crate's `artifact` feature (see Cargo.toml),
 //! which run.sh turns on when the library has `Engine::from_bytes`.
 #![no_main]
@@ -138,6 +141,11 @@ fuzz_target!(|data: &[u8]| {
                     }
                     fix_checksums(&mut bytes);
                 }
+            }
+            // To turn a finding into testdata/regressions/artifacts/*.tgb:
+            // run the input with TOOLGATE_ARTIFACT_DUMP=<file>.
+            if let Ok(path) = std::env::var("TOOLGATE_ARTIFACT_DUMP") {
+                let _ = std::fs::write(path, &bytes);
             }
             if let Ok(e) = Engine::from_bytes_with(&bytes, &registry) {
                 exercise(&case, e);
