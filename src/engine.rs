@@ -729,7 +729,9 @@ fn reached_by_carve(comps: &[Component<'_, '_>], p: &Program<'_>, id: u32) -> bo
     let list = r.list();
     comps.iter().any(|c| {
         let q = c.prog;
-        (q.n_fire()..q.n_rules()).any(|k| {
+        // Bounded by the tables' size: a damaged rule count must not make
+        // a walk of billions of absent records.
+        (q.n_fire()..q.n_rules().min(q.n_words())).any(|k| {
             let cr = q.rule(k);
             cr.list() == list && q.rule_tool(k) == tool && q.source_rank(cr.source) >= rank
         })
