@@ -194,3 +194,50 @@ fn damaged_artifacts_never_panic() {
     }
     assert!(n >= 1, "no artifact in {}", dir.display());
 }
+
+/// A splitter that returns a subject whose arguments cannot be read (the
+/// conformance format cannot say this: its subjects' arguments are JSON
+/// values). Every engine blocks the whole call, before any subject is
+/// decided, with no subject and no block suffix, whatever the other
+/// subjects would get.
+#[test]
+fn unreadable_subject_arguments_block_the_call_alike() {
+    use std::sync::Arc;
+    use toolgate::testing::ENGINES;
+    use toolgate::{Args, Call, Decision, Policy, Registry, Splitter, Subject};
+
+    #[derive(Debug)]
+    struct Unreadable;
+    impl Splitter for Unreadable {
+        fn split(&self, _: &str, args: &Args) -> Result<Vec<Subject>, String> {
+            Ok(vec![
+                Subject::new(args.clone(), "rm x"),
+                Subject::new(Args::from_json(r#"{"command": "a", "command": "b"}"#), "b"),
+            ])
+        }
+    }
+    let policy = Policy::from_json(
+        r#"{"default": "allow", "deny": "bash(rm:*)",
+            "matchers": {"bash": {"match": "glob", "field": "command", "split": "u"}}}"#,
+    )
+    .unwrap();
+    let mut registry = Registry::builtin();
+    registry.add_splitter("u", Arc::new(Unreadable));
+    let call = Call::new("bash", r#"{"command": "rm x; b"}"#);
+    for (name, build) in ENGINES {
+        let engine = build(&policy, &registry).unwrap();
+        let v = engine.would(&call);
+        assert_eq!(v.decision, Decision::Deny, "{name}");
+        assert_eq!(
+            v.reason,
+            "bash call could not be evaluated: its arguments could not be read: \
+             duplicate key `command` at line 1 column 26",
+            "{name}"
+        );
+        assert_eq!(v.subject, "", "{name}");
+        assert!(v.rule.is_none(), "{name}");
+        // It holds the other calls of its batch, like any unevaluable call.
+        let batch = engine.decide_batch(&[call.clone(), Call::new("read", "{}")]);
+        assert!(batch[1].held, "{name}");
+    }
+}

@@ -325,6 +325,11 @@ pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
     if subjects.iter().all(|s| s.constrain) {
         subjects.insert(0, Subject::new(call.args.clone(), ""));
     }
+    // A subject whose arguments could not be read makes the whole call
+    // unevaluable, before any subject is decided, as in the reference.
+    if let Some(e) = subjects.iter().find_map(|s| s.args.error()) {
+        return CallResult::unevaluable(format!("its arguments could not be read: {e}"));
+    }
     let mut best: Option<(Decision, Basis, usize)> = None;
     for (i, s) in subjects.iter().enumerate() {
         // A subject routed to the empty name is the called tool's, as in the
