@@ -241,3 +241,27 @@ fn unreadable_subject_arguments_block_the_call_alike() {
         assert!(batch[1].held, "{name}");
     }
 }
+
+/// The same cases with `prefix` and `glob` lowered to callbacks, then to
+/// regular expressions (DFAs): paths of the compiler and the runtime the
+/// built-in kinds never take, against the unchanged reference.
+#[test]
+fn callback_and_regex_paths_agree() {
+    use toolgate::testing::{check_case_with, Path, StandIn};
+    let n = if cfg!(debug_assertions) { 500 } else { 5_000 };
+    for path in [Path::Callback, Path::Regex] {
+        let kinds = StandIn::both(path);
+        let seed = base_seed() ^ 0x6b69_6e64 ^ path as u64;
+        for i in 0..n {
+            let case: Case = match generate(seed.wrapping_add(i), 2048) {
+                Ok(c) => c,
+                Err(_) => continue,
+            };
+            if check_case_with(&case, &kinds).is_err() {
+                let small = case.minimize(|c| check_case_with(c, &kinds).is_err());
+                let m = check_case_with(&small, &kinds).unwrap_err();
+                panic!("{path:?}, seed {}, minimized: {m}", seed.wrapping_add(i));
+            }
+        }
+    }
+}

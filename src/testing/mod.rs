@@ -30,6 +30,7 @@
 
 mod case;
 mod grammar;
+mod kinds;
 mod matchers;
 mod policy_json;
 mod run;
@@ -39,9 +40,13 @@ pub use case::{
     SourceDoc, SplitDoc, SubjectDoc,
 };
 pub use grammar::check_parse;
+pub use kinds::{Path, StandIn};
 pub use matchers::{check_matcher, MatcherCase};
 pub use policy_json::{check_policy_json, PolicyValue};
-pub use run::{check_case, run_engine, setup, Build, Mismatch, Outcome, Ran, SimSplitter, ENGINES};
+pub use run::{
+    check_case, check_case_with, run_engine, setup, Build, Mismatch, Outcome, Ran, SimSplitter,
+    ENGINES,
+};
 
 /// A small deterministic generator (SplitMix64): seeds in, bytes out, the
 /// same on every machine.

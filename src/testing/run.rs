@@ -161,11 +161,28 @@ impl fmt::Display for Mismatch {
 ///
 /// A [`Mismatch`] naming every difference.
 pub fn check_case(case: &Case) -> Result<Outcome, Mismatch> {
-    let (policy, registry) = match setup(case) {
+    check_case_with(case, &[])
+}
+
+/// As [`check_case`], with `kinds` registered over the built-in ones of the
+/// same names (see [`super::StandIn`]): the reference keeps its own
+/// `prefix` and `glob`, the compiled engines use `kinds`.
+///
+/// # Errors
+///
+/// As [`check_case`].
+pub fn check_case_with(
+    case: &Case,
+    kinds: &[Arc<dyn crate::registry::MatcherKind>],
+) -> Result<Outcome, Mismatch> {
+    let (policy, mut registry) = match setup(case) {
         Ok(x) => x,
         // Every engine reads the same document: nothing to compare.
         Err(refused) => return Ok(refused),
     };
+    for k in kinds {
+        registry.add_kind(Arc::clone(k));
+    }
 
     let mut outcomes: Vec<(&str, Outcome)> = Vec::new();
     let mut diffs = Vec::new();
