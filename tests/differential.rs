@@ -4,7 +4,7 @@
 //! file to paste into `testdata/regressions/`.
 //!
 //! `DIFFERENTIAL_CASES` sets the number of decision cases (default 20000
-//! in an optimised build, 8000 in a debug build, where the grammar's parser
+//! in an optimised build, 5000 in a debug build, where the grammar's parser
 //! dominates); `DIFFERENTIAL_SEED` moves the seeds.
 #![allow(
     clippy::unwrap_used,
@@ -33,7 +33,7 @@ fn base_seed() -> u64 {
 #[test]
 fn decisions_agree() {
     let default = if cfg!(debug_assertions) {
-        8_000
+        5_000
     } else {
         20_000
     };
@@ -248,7 +248,7 @@ fn unreadable_subject_arguments_block_the_call_alike() {
 #[test]
 fn callback_and_regex_paths_agree() {
     use toolgate::testing::{check_case_with, Path, StandIn};
-    let n = if cfg!(debug_assertions) { 500 } else { 5_000 };
+    let n = if cfg!(debug_assertions) { 300 } else { 5_000 };
     for path in [Path::Callback, Path::Regex] {
         let kinds = StandIn::both(path);
         let seed = base_seed() ^ 0x6b69_6e64 ^ path as u64;

@@ -22,6 +22,7 @@ fn from_text(data: &[u8]) -> Option<MatcherCase> {
         kind,
         spec: lines.next()?.to_string(),
         value: lines.next().unwrap_or("").to_string(),
+        path: None,
     })
 }
 

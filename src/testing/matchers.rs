@@ -2,15 +2,18 @@
 //! tables against the reference matchers.
 
 use super::case::{gen_spec, value_from_spec, FILLERS, WORDS};
+use super::kinds::{Path, StandIn};
 use super::{chance, pick};
 use crate::call::Args;
 use crate::decision::Decision;
 use crate::engine::Engine;
 use crate::policy::{MatcherDecl, Policy, RuleDecl};
 use crate::reference::{glob_spec_matches, prefix_matches};
+use crate::registry::Registry;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use serde_json::json;
 use std::fmt;
+use std::sync::Arc;
 
 /// A specifier of kind `kind` (`prefix` or `glob`) and a value, most often
 /// built from the specifier's own pieces.
@@ -22,6 +25,9 @@ pub struct MatcherCase {
     pub spec: String,
     /// The value of the member the matcher reads.
     pub value: String,
+    /// The compiler path of the compiled side: `None` for the built-in
+    /// kind, or a [`StandIn`] lowering to callbacks or DFAs.
+    pub path: Option<Path>,
 }
 
 impl<'a> Arbitrary<'a> for MatcherCase {
@@ -47,7 +53,17 @@ impl<'a> Arbitrary<'a> for MatcherCase {
             }
             _ => value_from_spec(u, &spec)?,
         };
-        Ok(MatcherCase { kind, spec, value })
+        let path = match u.int_in_range(0..=7)? {
+            0 => Some(Path::Callback),
+            1 => Some(Path::Regex),
+            _ => None,
+        };
+        Ok(MatcherCase {
+            kind,
+            spec,
+            value,
+            path,
+        })
     }
 }
 
@@ -83,8 +99,8 @@ impl fmt::Display for MatcherCase {
 }
 
 /// Whether the compiled tables and the reference matcher agree on `c`:
-/// the compiled side is a one-rule policy (`deny t(spec)`, the kind reading
-/// member `v`) and [`Engine::matching_rules`]; the reference side is
+/// the compiled side is a one-rule policy (`deny t(spec)`, the kind, or its
+/// stand-in on `c.path`, reading member `v`) and [`Engine::matching_rules`]; the reference side is
 /// [`prefix_matches`] or [`glob_spec_matches`]. Returns the answer.
 ///
 /// # Errors
@@ -113,19 +129,29 @@ pub fn check_matcher(c: &MatcherCase) -> std::result::Result<bool, String> {
         kind: c.kind,
         spec,
         value: c.value.clone(),
+        path: c.path,
     };
-    let engine = Engine::build(&policy)
-        .map_err(|d| format!("the one-rule policy did not build: {d}\n{case}"))?;
+    let mut registry = Registry::builtin();
+    if let Some(path) = c.path {
+        registry.add_kind(Arc::new(StandIn { kind: c.kind, path }));
+    }
+    let engine = Engine::build_with(&policy, &registry).map_err(|d| {
+        format!(
+            "the one-rule policy did not build ({:?}): {d}\n{case}",
+            c.path
+        )
+    })?;
     let args = Args::from_value(json!({ "v": c.value }));
     let got = !engine.matching_rules("t", &args).is_empty();
     if got == want {
         Ok(want)
     } else {
         Err(format!(
-            "{} {:?} on {:?}: compiled {got}, reference {want}\n{}",
+            "{} {:?} on {:?} (compiled path {:?}): compiled {got}, reference {want}\n{}",
             c.kind,
             case.spec,
             c.value,
+            c.path,
             case.to_case_json(want)
         ))
     }
