@@ -84,15 +84,20 @@ impl Args {
     /// included), arguments that are not an object, and unreadable arguments
     /// all give `None`.
     pub fn str_member(&self, field: &str) -> Option<&str> {
+        self.str_member_bytes(field.as_bytes())
+    }
+
+    /// [`Args::str_member`] with the member's name as bytes.
+    pub fn str_member_bytes(&self, field: &[u8]) -> Option<&str> {
         let obj = self.value.as_ref().ok()?.as_object()?;
         // Calls carry a handful of members: comparing keys is cheaper than
         // hashing the field name.
         let v = if obj.len() <= 8 {
             obj.iter()
-                .find(|(k, _)| k.as_str() == field)
+                .find(|(k, _)| k.as_bytes() == field)
                 .map(|(_, v)| v)?
         } else {
-            obj.get(field)?
+            obj.get(std::str::from_utf8(field).ok()?)?
         };
         v.as_str()
     }
@@ -151,6 +156,8 @@ pub struct Call {
     pub confined: Option<String>,
     /// The grant scope the call is decided under; `None` for no scope.
     pub scope: Option<String>,
+    /// The directory the call runs in, for matcher kinds that read paths.
+    pub cwd: Option<String>,
 }
 
 impl Call {
@@ -163,6 +170,7 @@ impl Call {
             call_id: String::new(),
             confined: None,
             scope: None,
+            cwd: None,
         }
     }
 
@@ -220,10 +228,11 @@ impl Call {
         let run_id = text(&mut m, "run_id")?.unwrap_or_default();
         let confined = text(&mut m, "confined")?;
         let scope = text(&mut m, "scope")?;
+        let cwd = text(&mut m, "cwd")?;
         if tool_key == "tool" {
             if let Some(k) = m.keys().next() {
                 return Err(format!(
-                    "unknown member `{k}` in a call; a call has `tool`, `args`, `run_id`, `call_id`, `confined` and `scope`"
+                    "unknown member `{k}` in a call; a call has `tool`, `args`, `run_id`, `call_id`, `confined`, `scope` and `cwd`"
                 ));
             }
         }
@@ -234,6 +243,7 @@ impl Call {
             call_id,
             confined,
             scope,
+            cwd,
         })
     }
 }

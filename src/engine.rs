@@ -272,15 +272,6 @@ impl<'a> Engine<'a> {
     /// carve-outs: what a front shows to explain which rules a call meets.
     /// Unreadable arguments meet only the bare rules.
     pub fn matching_rules(&self, tool: &str, args: &Args) -> Vec<RuleRef> {
-        struct Collect<'x>(&'x mut Vec<u32>);
-        impl runtime::eval::Sink for Collect<'_> {
-            fn wants(&self, _: u32) -> bool {
-                true
-            }
-            fn offer(&mut self, id: u32) {
-                self.0.push(id);
-            }
-        }
         let p = &self.program;
         let mut ids = Vec::new();
         match p.find_tool(tool) {
@@ -679,6 +670,19 @@ fn refuse_all(checked: &Checked<'_>, d: &Diagnostics) -> Grant {
     g
 }
 
+/// A sink that keeps every id a walk offers, for questions that are not
+/// decisions: which rules a call meets, which globs name a tool.
+struct Collect<'x>(&'x mut Vec<u32>);
+
+impl runtime::eval::Sink for Collect<'_> {
+    fn wants(&self, _: u32) -> bool {
+        true
+    }
+    fn offer(&mut self, id: u32) {
+        self.0.push(id);
+    }
+}
+
 /// The bare rules of list `l` that name `tool` in program `p`, in list
 /// order: bare rules of the tool and tool-name globs that match it.
 fn bare_candidates(p: &Program<'_>, tool: &str, l: List) -> Vec<u32> {
@@ -696,15 +700,6 @@ fn bare_candidates(p: &Program<'_>, tool: &str, l: List) -> Vec<u32> {
             }
         }
         None => {
-            struct Collect<'x>(&'x mut Vec<u32>);
-            impl runtime::eval::Sink for Collect<'_> {
-                fn wants(&self, _: u32) -> bool {
-                    true
-                }
-                fn offer(&mut self, id: u32) {
-                    self.0.push(id);
-                }
-            }
             let fm = p.h(crate::runtime::program::H_NAME_FM);
             let mut v = Vec::new();
             p.walk(fm, NONE, tool, &mut Collect(&mut v), &|_, _, _| false);

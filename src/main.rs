@@ -414,6 +414,7 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
     let mut input = BufReader::with_capacity(1 << 16, source);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut line = Vec::new();
+    let mut answer = String::with_capacity(256);
     loop {
         // Verdicts stream: whatever is decided is flushed before a read
         // that could wait for more input, and not after every line.
@@ -429,12 +430,14 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
                 return ExitCode::from(EXIT_IO);
             }
         }
-        let answer = match std::str::from_utf8(&line) {
+        answer.clear();
+        match std::str::from_utf8(&line) {
             Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => decide_line(engine, text),
-            Err(_) => unreadable("the line is not UTF-8").to_json().to_string(),
-        };
-        if writeln!(out, "{answer}").is_err() {
+            Ok(text) => decide_line(engine, text, &mut answer),
+            Err(_) => write_verdict(&unreadable("the line is not UTF-8"), &mut answer),
+        }
+        answer.push('\n');
+        if out.write_all(answer.as_bytes()).is_err() {
             return ExitCode::from(EXIT_IO);
         }
     }
@@ -444,15 +447,17 @@ fn decide(engine: &dyn Evaluator, calls: &str) -> ExitCode {
     }
 }
 
-/// Decides one input line: a call, or an array of calls as one batch. A line
-/// that cannot be read is answered with a deny.
-fn decide_line(engine: &dyn Evaluator, line: &str) -> String {
+/// Decides one input line: a call, or an array of calls as one batch, and
+/// appends the answer to `out`. A line that cannot be read is answered with
+/// a deny.
+fn decide_line(engine: &dyn Evaluator, line: &str, out: &mut String) {
     let value = match toolgate::json::parse_strict(line) {
         Ok(v) => v,
         Err(e) => {
-            return unreadable(&format!("the line is not a JSON call: {e}"))
-                .to_json()
-                .to_string()
+            return write_verdict(
+                &unreadable(&format!("the line is not a JSON call: {e}")),
+                out,
+            )
         }
     };
     match value {
@@ -466,18 +471,84 @@ fn decide_line(engine: &dyn Evaluator, line: &str) -> String {
                         .iter()
                         .map(Verdict::to_json)
                         .collect();
-                    serde_json::Value::Array(verdicts).to_string()
+                    out.push_str(&serde_json::Value::Array(verdicts).to_string());
                 }
-                Err(e) => unreadable(&format!("the batch holds a call that cannot be read: {e}"))
-                    .to_json()
-                    .to_string(),
+                Err(e) => write_verdict(
+                    &unreadable(&format!("the batch holds a call that cannot be read: {e}")),
+                    out,
+                ),
             }
         }
         other => match Call::from_value(other) {
-            Ok(call) => engine.would(&call).to_json().to_string(),
-            Err(e) => unreadable(&e).to_json().to_string(),
+            Ok(call) => write_verdict(&engine.would(&call), out),
+            Err(e) => write_verdict(&unreadable(&e), out),
         },
     }
+}
+
+/// Appends a verdict's JSON form to `out`: the same bytes as
+/// `v.to_json().to_string()` (members in the same order, empty ones left
+/// out, strings escaped as serde_json escapes them), without building a
+/// `Value` on the way. Rendering through a `Value` cost more than deciding
+/// (see `benches/jsonl.rs`).
+fn write_verdict(v: &Verdict, out: &mut String) {
+    fn member(out: &mut String, key: &str, value: &str) {
+        if !value.is_empty() {
+            out.push_str(",\"");
+            out.push_str(key);
+            out.push_str("\":");
+            json_str(out, value);
+        }
+    }
+    out.push_str("{\"decision\":\"");
+    out.push_str(v.decision.as_str());
+    out.push('"');
+    if let Some(r) = &v.rule {
+        // `to_json` writes the rule's text even when it is empty.
+        out.push_str(",\"rule\":");
+        json_str(out, &r.text);
+        member(out, "source", &r.source);
+    }
+    member(out, "reason", &v.reason);
+    member(out, "subject", &v.subject);
+    if v.held {
+        out.push_str(",\"held\":true");
+    }
+    member(out, "confined", &v.confined);
+    member(out, "by", v.by);
+    member(out, "run_id", &v.run_id);
+    member(out, "call_id", &v.call_id);
+    out.push('}');
+}
+
+/// Appends `s` as a JSON string: `"` and `\` escaped, control characters
+/// as `\b`, `\f`, `\n`, `\r`, `\t` or `\u00XX`, everything else as it is.
+fn json_str(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let short = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // `i` is at an ASCII byte, so both cuts are on character boundaries.
+        out.push_str(s.get(start..i).unwrap_or_default());
+        if short.is_empty() {
+            out.push_str(&format!("\\u{b:04x}"));
+        } else {
+            out.push_str(short);
+        }
+        start = i + 1;
+    }
+    out.push_str(s.get(start..).unwrap_or_default());
+    out.push('"');
 }
 
 /// Writes to standard output; a closed pipe ends the command quietly.
@@ -533,5 +604,42 @@ fn test(files: &[String], engine: Option<EngineArg>) -> ExitCode {
         ExitCode::from(EXIT_IO)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use toolgate::RuleRef;
+
+    #[test]
+    fn verdicts_are_written_as_to_json_writes_them() {
+        let w = toolgate::workload::Workload::generate(300, 500, 9);
+        let e = Engine::build(&w.policy()).unwrap();
+        let mut verdicts: Vec<Verdict> = w.calls.iter().map(|c| e.decide(c)).collect();
+        let mut every = Verdict::new(
+            Decision::Ask,
+            "a \"q\" \\ \n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f} é \u{2028} \u{1F600}",
+        );
+        every.rule = Some(RuleRef {
+            text: "bash(x\"y)".into(),
+            source: "s\u{0}".into(),
+            ..RuleRef::default()
+        });
+        every.subject = "sub\u{1b}".into();
+        every.held = true;
+        every.confined = "box".into();
+        every.run_id = "r".into();
+        every.call_id = "c".into();
+        verdicts.push(every);
+        let mut empty_rule = Verdict::new(Decision::Allow, "");
+        empty_rule.rule = Some(RuleRef::default());
+        verdicts.push(empty_rule);
+        for v in &verdicts {
+            let mut s = String::new();
+            write_verdict(v, &mut s);
+            assert_eq!(s, v.to_json().to_string());
+        }
     }
 }

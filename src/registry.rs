@@ -16,6 +16,7 @@
 //! its own and uses a kind's `matches` only for kinds it does not know.
 
 use crate::call::{Args, Subject};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -70,6 +71,36 @@ pub trait MatcherKind: Send + Sync + fmt::Debug {
     /// [`Lowering::Callback`]; the reference evaluator calls it for kinds it
     /// does not implement itself.
     fn matches(&self, spec: &str, value: &str) -> bool;
+
+    /// The form of a call's value that this kind's patterns are matched
+    /// against: a path made absolute and canonical against the call's
+    /// working directory, the host of a URL. The default is the value as it
+    /// is. Every engine calls it before matching, so a kind canonicalises in
+    /// one place.
+    ///
+    /// # Errors
+    ///
+    /// A lowercase message when the value cannot be read as the kind
+    /// requires (a URL with no host, a path that escapes the root); the
+    /// subject is then denied as one that could not be evaluated, never
+    /// merely left unmatched, so that a deny rule cannot be dodged by an
+    /// ambiguous spelling.
+    fn normalize<'v>(
+        &self,
+        value: &'v str,
+        context: &CallContext<'_>,
+    ) -> Result<Cow<'v, str>, String> {
+        let _ = context;
+        Ok(Cow::Borrowed(value))
+    }
+}
+
+/// What a matcher kind may read of a call besides the value: its working
+/// directory, when the call says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallContext<'c> {
+    /// The directory the call runs in.
+    pub cwd: Option<&'c str>,
 }
 
 /// Splits one call into the subjects it is decided on.
@@ -149,11 +180,13 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in kinds: `prefix` and `glob`.
+    /// The built-in kinds, `prefix` and `glob`, and the splitter `shell`
+    /// ([`crate::shell::ShellSplitter`] with its default configuration).
     pub fn builtin() -> Registry {
         let mut r = Registry::default();
         r.add_kind(Arc::new(PrefixKind));
         r.add_kind(Arc::new(GlobKind));
+        r.add_splitter("shell", Arc::new(crate::shell::ShellSplitter::default()));
         r
     }
 

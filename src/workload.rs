@@ -123,6 +123,18 @@ impl Rng {
         items.get(self.below(items.len()))
     }
 
+    /// Fills `buf` with random bytes.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        for b in buf {
+            *b = self.next_u64() as u8;
+        }
+    }
+
+    /// One of `items`, or `""` when there are none.
+    pub fn pick_str<'x>(&mut self, items: &[&'x str]) -> &'x str {
+        self.pick(items).copied().unwrap_or("")
+    }
+
     /// Whether an event of `percent` in a hundred happens.
     pub fn chance(&mut self, percent: usize) -> bool {
         self.below(100) < percent
@@ -395,6 +407,7 @@ fn call(rng: &mut Rng, rules: &[WorkloadRule]) -> Call {
         call_id: String::new(),
         confined: None,
         scope: None,
+        cwd: None,
     }
 }
 

@@ -8,50 +8,12 @@
 )]
 
 use std::path::Path;
-use std::sync::Arc;
 use toolgate::artifact::{self, LoadErrorKind, HEADER_LEN};
-use toolgate::{Call, Engine, Lowering, MatcherKind, Pattern, Policy, Registry, Verdict};
+use toolgate::workload::Rng;
+use toolgate::{Call, Engine, Policy, Verdict};
 
-/// A matcher kind whose specifiers are regular expressions the whole value
-/// must match: it makes the compiler write DFA sections.
-#[derive(Debug)]
-struct RegexKind;
-
-impl MatcherKind for RegexKind {
-    fn name(&self) -> &str {
-        "regex"
-    }
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
-        Ok(Lowering::Patterns(vec![Pattern::Regex(spec.to_string())]))
-    }
-    fn matches(&self, spec: &str, value: &str) -> bool {
-        regex_automata::dfa::regex::Regex::new(&format!("^(?:{spec})$"))
-            .is_ok_and(|r| r.is_match(value))
-    }
-}
-
-/// A matcher kind that never lowers: every specifier takes the callback path.
-#[derive(Debug)]
-struct CallbackKind;
-
-impl MatcherKind for CallbackKind {
-    fn name(&self) -> &str {
-        "contains"
-    }
-    fn lower(&self, _spec: &str) -> Result<Lowering, String> {
-        Ok(Lowering::Callback)
-    }
-    fn matches(&self, spec: &str, value: &str) -> bool {
-        value.contains(spec)
-    }
-}
-
-fn registry() -> Registry {
-    let mut r = Registry::builtin();
-    r.add_kind(Arc::new(RegexKind));
-    r.add_kind(Arc::new(CallbackKind));
-    r
-}
+mod common;
+use common::registry;
 
 const SAMPLE: &str = r#"{
   "default": "ask",
@@ -153,45 +115,41 @@ fn every_truncation_is_refused() {
 
 #[test]
 fn every_single_bit_flip_is_refused() {
-    let bytes = sample_engine().to_bytes();
-    let mut flipped = bytes.clone();
-    for i in 0..bytes.len() {
-        for bit in 0..8 {
-            flipped[i] ^= 1 << bit;
+    // Every bit of an artifact without DFAs, and a spread of bits across one
+    // with them (its DFA sections are tens of kilobytes, and every flip
+    // there is refused by the same section checksum).
+    let basic = Policy::from_json(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/artifacts/v1/basic.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for (bytes, step) in [
+        (Engine::build(&basic).unwrap().to_bytes(), 1),
+        (sample_engine().to_bytes(), 13),
+    ] {
+        let mut flipped = bytes.clone();
+        for bit in (0..bytes.len() * 8).step_by(step) {
+            let (i, b) = (bit / 8, bit % 8);
+            flipped[i] ^= 1 << b;
             assert!(
                 Engine::from_bytes_with(&flipped, &registry()).is_err(),
-                "flipping bit {bit} of byte {i} went undetected"
+                "flipping bit {b} of byte {i} went undetected"
             );
-            flipped[i] ^= 1 << bit;
-        }
-    }
-}
-
-/// A small deterministic generator, so the random tests replay exactly.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn fill(&mut self, buf: &mut [u8]) {
-        for b in buf {
-            *b = self.next() as u8;
+            flipped[i] ^= 1 << b;
         }
     }
 }
 
 #[test]
 fn random_bytes_are_refused_without_a_panic() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     for _ in 0..20_000 {
-        let len = (rng.next() % 512) as usize;
+        let len = (rng.next_u64() % 512) as usize;
         let mut buf = vec![0u8; len];
         rng.fill(&mut buf);
-        if rng.next() % 2 == 0 && len >= 8 {
+        if rng.next_u64() % 2 == 0 && len >= 8 {
             buf[..8].copy_from_slice(&artifact::MAGIC);
         }
         assert!(Engine::from_bytes(&buf).is_err());
@@ -235,19 +193,19 @@ fn random_tables_behind_a_valid_header_never_panic_when_deciding() {
         .find(|s| s.kind == artifact::SECTION_WORDS)
         .unwrap();
     let (start, end) = (words.offset as usize, (words.offset + words.len) as usize);
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
     let mut loaded_any = 0;
-    for round in 0..3_000 {
+    for round in 0..1_000 {
         let mut bytes = good.clone();
         // Damage a few words of the tables, keeping the table magic, then
         // make the checksums agree again.
-        let n = 1 + (rng.next() % 8) as usize;
+        let n = 1 + (rng.next_u64() % 8) as usize;
         for _ in 0..n {
-            let w = start + 4 + ((rng.next() as usize) % ((end - start - 4) / 4)) * 4;
+            let w = start + 4 + ((rng.next_u64() as usize) % ((end - start - 4) / 4)) * 4;
             let v: u32 = match round % 3 {
-                0 => rng.next() as u32,
-                1 => u32::MAX - (rng.next() % 4) as u32,
-                _ => (rng.next() % 64) as u32,
+                0 => rng.next_u64() as u32,
+                1 => u32::MAX - (rng.next_u64() % 4) as u32,
+                _ => (rng.next_u64() % 64) as u32,
             };
             bytes[w..w + 4].copy_from_slice(&v.to_le_bytes());
         }

@@ -145,24 +145,47 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         kind_impl: Option<Arc<dyn crate::registry::MatcherKind>>,
         split_impl: Option<Arc<dyn crate::registry::Splitter>>,
     }
+    // The rules of each tool, and the bare tool-name globs that name it: a
+    // glob is tried only on the names that start with its first piece, a
+    // range of the sorted names.
+    let mut by_tool: HashMap<&str, Vec<u32>> = HashMap::new();
+    let mut globs: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (id, (_, r)) in all.iter().enumerate() {
+        if r.glob {
+            if !r.carve && r.spec.is_none() {
+                globs.entry(r.tool).or_default().push(id as u32);
+            }
+        } else {
+            by_tool.entry(r.tool).or_default().push(id as u32);
+        }
+    }
+    let mut named_by_glob: Vec<Vec<u32>> = vec![Vec::new(); names.len()];
+    for (pattern, ids) in &globs {
+        let first = pattern.split('*').next().unwrap_or("");
+        let from = names.partition_point(|n| *n < first);
+        for (k, name) in names.iter().enumerate().skip(from) {
+            if !name.starts_with(first) {
+                break;
+            }
+            if glob_names(pattern, name) {
+                if let Some(v) = named_by_glob.get_mut(k) {
+                    v.extend_from_slice(ids);
+                }
+            }
+        }
+    }
+
     let absent = (0, NONE);
     let mut tools: Vec<ToolBuild> = Vec::new();
-    for name in &names {
+    for (k, name) in names.iter().enumerate() {
         let info: Option<&ToolInfo> = c.tool(name);
-        let mut always = Vec::new();
+        let mut always = named_by_glob.get(k).cloned().unwrap_or_default();
         let mut rules_fm = FmBuild::default();
         let mut carve_fm = FmBuild::default();
-        for (id, (_, r)) in all.iter().enumerate() {
-            let id = id as u32;
-            if r.glob {
-                if !r.carve && r.spec.is_none() && glob_names(r.tool, name) {
-                    always.push(id);
-                }
+        for &id in by_tool.get(name).map(Vec::as_slice).unwrap_or_default() {
+            let Some((_, r)) = all.get(id as usize) else {
                 continue;
-            }
-            if r.tool != *name {
-                continue;
-            }
+            };
             let target = if r.carve {
                 &mut carve_fm
             } else {
@@ -277,7 +300,7 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
     let slots_at = w.words.len();
     w.words.resize(slots_at + cap, 0);
     for (i, name) in names.iter().enumerate() {
-        let mut slot = (fnv1a(name.as_bytes()) as usize) & (cap - 1);
+        let mut slot = (name_hash(name.as_bytes()) as usize) & (cap - 1);
         while w.words.get(slots_at + slot).copied().unwrap_or(0) != 0 {
             slot = (slot + 1) & (cap - 1);
         }
@@ -357,6 +380,8 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         w.patch(h as usize, v);
     }
 
+    w.words.shrink_to_fit();
+    w.bytes.shrink_to_fit();
     Ok(Program {
         words: Cow::Owned(w.words),
         bytes: Cow::Owned(w.bytes),
@@ -370,18 +395,17 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
 /// characters, the pieces between stars are found left-most, in order,
 /// without overlapping.
 pub(crate) fn glob_names(pattern: &str, tool: &str) -> bool {
-    let pieces: Vec<&str> = pattern.split('*').collect();
-    let (Some(first), Some(last)) = (pieces.first(), pieces.last()) else {
-        return false;
-    };
-    if pieces.len() == 1 {
+    let Some((first, rest)) = pattern.split_once('*') else {
         return pattern == tool;
-    }
+    };
+    let last = rest.rsplit('*').next().unwrap_or(rest);
     if tool.len() < first.len() + last.len() || !tool.starts_with(first) || !tool.ends_with(last) {
         return false;
     }
     let mut window = tool.get(first.len()..tool.len() - last.len()).unwrap_or("");
-    for mid in pieces.iter().skip(1).take(pieces.len() - 2) {
+    // The pieces strictly between the first and the last.
+    let middles = rest.get(..rest.len() - last.len()).unwrap_or("");
+    for mid in middles.split('*').filter(|m| !m.is_empty()) {
         match window.find(mid) {
             Some(i) => window = window.get(i + mid.len()..).unwrap_or(""),
             None => return false,

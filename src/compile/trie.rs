@@ -82,19 +82,103 @@ impl Trie {
         }
     }
 
+    /// Whether node `n` is a link in a chain: one edge, no payload, no reverse
+    /// trie. Such nodes are not written; the bytes of their edges become the
+    /// tail of the node the chain ends at.
+    fn links(&self, n: usize) -> bool {
+        self.nodes
+            .get(n)
+            .is_some_and(|node| node.edges.len() == 1 && node.pay.is_empty() && node.sub.is_none())
+    }
+
+    /// Follows the chain that starts at `n`: the node it ends at and the bytes
+    /// consumed on the way, after the edge that led to `n`.
+    fn chain(&self, mut n: usize) -> (usize, Vec<u8>) {
+        let mut tail = Vec::new();
+        while self.links(n) {
+            match self.nodes.get(n).and_then(|node| node.edges.first()) {
+                Some(&(b, c)) => {
+                    tail.push(b);
+                    n = c;
+                }
+                None => break,
+            }
+        }
+        (n, tail)
+    }
+
     /// Writes every node, edge, payload and verification record; returns the
-    /// word offset of a node given its index.
+    /// word offset of a root node given its index. Chains of nodes with one
+    /// edge and nothing else are written as one node with a tail.
     pub fn write(mut self, w: &mut Writer) -> impl Fn(usize) -> u32 {
-        let base = w.here();
-        let n = self.nodes.len();
-        w.words.resize(w.words.len() + n * NODE_WORDS as usize, 0);
-        let at = move |i: usize| base + (i as u32) * NODE_WORDS;
-        for (i, node) in self.nodes.iter_mut().enumerate() {
+        for node in &mut self.nodes {
             node.pay.sort_by_key(|p| p.0);
             node.pay.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
-            let edges_at = w.here();
+        }
+        // Which nodes are written, and the tail of each: roots (reached by no
+        // edge) and the ends of chains.
+        let n = self.nodes.len();
+        let mut reached = vec![false; n];
+        for node in &self.nodes {
+            for &(_, c) in &node.edges {
+                if let Some(r) = reached.get_mut(c) {
+                    *r = true;
+                }
+            }
+        }
+        // From every root, follow each edge to the end of its chain; the
+        // ends are written, the links inside chains are not.
+        let mut tail: Vec<Option<Vec<u8>>> = vec![None; n];
+        let mut edges: Vec<Vec<(u8, usize)>> = vec![Vec::new(); n];
+        let mut todo: Vec<usize> = (0..n)
+            .filter(|&i| !reached.get(i).copied().unwrap_or(true))
+            .collect();
+        for &r in &todo {
+            if let Some(t) = tail.get_mut(r) {
+                *t = Some(Vec::new());
+            }
+        }
+        while let Some(i) = todo.pop() {
+            let Some(node) = self.nodes.get(i) else {
+                continue;
+            };
             for &(b, c) in &node.edges {
-                w.words.extend_from_slice(&[u32::from(b), at(c)]);
+                let (end, t) = self.chain(c);
+                if let Some(slot) = edges.get_mut(i) {
+                    slot.push((b, end));
+                }
+                if let Some(slot) = tail.get_mut(end) {
+                    *slot = Some(t);
+                }
+                todo.push(end);
+            }
+        }
+        let base = w.here();
+        let mut index = vec![NONE; n];
+        let mut kept = 0u32;
+        for (i, t) in tail.iter().enumerate() {
+            if t.is_some() {
+                if let Some(x) = index.get_mut(i) {
+                    *x = base + kept * NODE_WORDS;
+                }
+                kept += 1;
+            }
+        }
+        w.words
+            .resize(w.words.len() + (kept * NODE_WORDS) as usize, 0);
+        for (i, node) in self.nodes.iter().enumerate() {
+            let Some(Some(t)) = tail.get(i) else { continue };
+            let rec = index.get(i).copied().unwrap_or(NONE) as usize;
+            let node_edges = edges.get(i).map(Vec::as_slice).unwrap_or_default();
+            let labels: Vec<u8> = node_edges.iter().map(|e| e.0).collect();
+            let (labels_at, _) = if labels.is_empty() {
+                (0, 0)
+            } else {
+                w.raw(&labels)
+            };
+            let targets_at = w.here();
+            for &(_, c) in node_edges {
+                w.words.push(index.get(c).copied().unwrap_or(NONE));
             }
             // Verification records precede the payloads that point at them.
             let verifies: Vec<u32> = node
@@ -117,13 +201,24 @@ impl Trie {
             for ((id, _), v) in node.pay.iter().zip(verifies) {
                 w.words.extend_from_slice(&[*id, v]);
             }
-            let rec = at(i) as usize;
-            w.patch(rec, edges_at);
-            w.patch(rec + 1, node.edges.len() as u32);
-            w.patch(rec + 2, pay_at);
-            w.patch(rec + 3, node.pay.len() as u32);
-            w.patch(rec + 4, node.sub.map_or(NONE, at));
+            let (tail_off, tail_len) = if t.is_empty() { (0, 0) } else { w.raw(t) };
+            let sub = node.sub.and_then(|s| index.get(s).copied()).unwrap_or(NONE);
+            for (k, v) in [
+                labels_at,
+                node_edges.len() as u32,
+                targets_at,
+                pay_at,
+                node.pay.len() as u32,
+                sub,
+                tail_off,
+                tail_len,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                w.patch(rec + k, v);
+            }
         }
-        at
+        move |i: usize| index.get(i).copied().unwrap_or(NONE)
     }
 }

@@ -413,6 +413,8 @@ struct CallCase {
     scope: Option<String>,
     /// toolgate extension: the arguments as raw text (may be invalid).
     raw_args: Option<String>,
+    /// toolgate extension: the directory the call runs in.
+    cwd: Option<String>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -707,6 +709,7 @@ fn make_call(c: &CallCase, n: usize) -> Call {
         call_id: format!("call_{n}"),
         confined: c.confined.clone(),
         scope: c.scope.clone(),
+        cwd: c.cwd.clone(),
     }
 }
 

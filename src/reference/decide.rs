@@ -247,6 +247,37 @@ impl Reference {
         Ok(subjects)
     }
 
+    /// The arguments as the subject's tool's matcher kind reads them: its
+    /// member replaced by the kind's canonical form of it (a path made
+    /// absolute, the host of a URL), or why it cannot be read.
+    fn normalized(&self, tool: &str, args: &Args, cwd: Option<&str>) -> Result<Args, String> {
+        let entry = self.policy.matcher(tool);
+        let (Some(kind), Some(field)) = (
+            entry
+                .and_then(|m| m.kind.as_deref())
+                .and_then(|k| self.registry.kind(k)),
+            entry.and_then(|m| m.field.as_deref()),
+        ) else {
+            return Ok(args.clone());
+        };
+        let Some(value) = args.str_member(field) else {
+            return Ok(args.clone());
+        };
+        let context = crate::registry::CallContext { cwd };
+        let canonical = kind.normalize(value, &context)?;
+        if canonical == value {
+            return Ok(args.clone());
+        }
+        let mut object = args.value().cloned().unwrap_or_default();
+        if let Some(m) = object.as_object_mut() {
+            m.insert(
+                field.to_string(),
+                serde_json::Value::String(canonical.into_owned()),
+            );
+        }
+        Ok(Args::from_value(object))
+    }
+
     /// Decides one call on its own (§11), without the batch hold.
     pub(super) fn decide_call(&self, call: &Call) -> Decided {
         let mut verdict = Verdict::new(Decision::Deny, String::new());
@@ -271,7 +302,20 @@ impl Reference {
             .policy
             .matcher(&call.tool)
             .and_then(|m| m.split.as_deref());
-        let subjects = match self.subjects(call, splitter) {
+        let subjects = match self.subjects(call, splitter).and_then(|subjects| {
+            subjects
+                .into_iter()
+                .map(|mut s| {
+                    let tool = s
+                        .tool
+                        .as_deref()
+                        .filter(|t| !t.is_empty())
+                        .unwrap_or(&call.tool);
+                    s.args = self.normalized(tool, &s.args, call.cwd.as_deref())?;
+                    Ok(s)
+                })
+                .collect::<Result<Vec<_>, String>>()
+        }) {
             Ok(subjects) => subjects,
             Err(why) => {
                 verdict.reason = format!("{} call could not be evaluated: {why}", call.tool);

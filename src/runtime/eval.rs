@@ -120,41 +120,105 @@ impl Program<'_> {
         sink: &mut impl Sink,
         cb: Callback<'_>,
     ) {
-        if fm == NONE {
+        self.view().walk(&self.dfas, fm, tool, value, sink, cb);
+    }
+
+    /// Offers every id of the always-firing list of tool record `tool`.
+    pub(crate) fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
+        self.view().offer_always(tool, sink);
+    }
+}
+
+/// A node record, as laid out in `program`.
+type Node = [u32; NODE_WORDS as usize];
+
+// The destructuring in `fields` follows the layout constants.
+const _: () = assert!(
+    NODE_WORDS == 8 && N_EDGES == 0 && N_TARGETS == 2 && N_PAY == 3 && N_SUB == 5 && N_TAIL == 6
+);
+
+/// A node record's fields.
+#[derive(Clone, Copy)]
+struct Fields {
+    labels: u32,
+    n_edges: u32,
+    targets: u32,
+    pay: u32,
+    n_pay: u32,
+    sub: u32,
+    tail: u32,
+    n_tail: u32,
+}
+
+#[inline]
+fn fields(node: &Node) -> Fields {
+    let [labels, n_edges, targets, pay, n_pay, sub, tail, n_tail] = *node;
+    Fields {
+        labels,
+        n_edges,
+        targets,
+        pay,
+        n_pay,
+        sub,
+        tail,
+        n_tail,
+    }
+}
+
+impl<'p> View<'p> {
+    /// Walks the field matcher at `fm` over `value`: its trie, its callbacks
+    /// and its DFAs.
+    pub(crate) fn walk(
+        &self,
+        dfas: &[Dfa<'_>],
+        fm: u32,
+        tool: u32,
+        value: &str,
+        sink: &mut impl Sink,
+        cb: Callback<'_>,
+    ) {
+        let at = fm as usize;
+        let Some(rec) = self.words.get(at..at.wrapping_add(5)) else {
             return;
-        }
+        };
         let v = value.as_bytes();
-        let root = self.w(fm.wrapping_add(FM_ROOT));
+        let field = |i: u32| rec.get(i as usize).copied().unwrap_or(NONE);
+        let root = field(FM_ROOT);
         if root != NONE {
             self.walk_trie(root, v, sink);
         }
-        let cb_off = self.w(fm.wrapping_add(FM_CB));
-        let cb_len = self.w(fm.wrapping_add(FM_CB + 1));
-        for k in 0..cb_len.min(self.n_words()) {
-            if !sink.spend(1) {
-                return;
-            }
-            let at = cb_off.wrapping_add(k.wrapping_mul(3));
-            let id = self.w(at);
-            if sink.wants(id) {
-                let spec = self.s(self.w(at.wrapping_add(1)), self.w(at.wrapping_add(2)));
-                if cb(tool, spec, value) {
-                    sink.offer(id);
+        let (cb_off, cb_len) = (field(FM_CB), field(FM_CB + 1));
+        if cb_len != 0 && cb_len != NONE {
+            for k in 0..cb_len.min(self.words.len() as u32) {
+                if !sink.spend(1) {
+                    return;
+                }
+                let at = cb_off.wrapping_add(k.wrapping_mul(3));
+                let id = self.w(at);
+                if sink.wants(id) {
+                    let spec = std::str::from_utf8(
+                        self.b(self.w(at.wrapping_add(1)), self.w(at.wrapping_add(2))),
+                    )
+                    .unwrap_or("");
+                    if cb(tool, spec, value) {
+                        sink.offer(id);
+                    }
                 }
             }
         }
-        let dfa_off = self.w(fm.wrapping_add(FM_DFA));
-        let dfa_len = self.w(fm.wrapping_add(FM_DFA + 1));
-        for k in 0..dfa_len.min(self.n_words()) {
-            if !sink.spend(v.len() as u64 + 1) {
-                return;
-            }
-            let at = dfa_off.wrapping_add(k.wrapping_mul(2));
-            let map = self.w(at.wrapping_add(1));
-            match self.dfas.get(self.w(at) as usize) {
-                Some(Dfa::Owned(d)) => self.run_dfa(d, map, v, sink),
-                Some(Dfa::Borrowed(d)) => self.run_dfa(d, map, v, sink),
-                None => {}
+        let (dfa_off, dfa_len) = (field(FM_DFA), field(FM_DFA + 1));
+        if dfa_len != 0 && dfa_len != NONE {
+            for k in 0..dfa_len.min(self.words.len() as u32) {
+                if !sink.spend(v.len() as u64 + 1) {
+                    return;
+                }
+                let at = dfa_off.wrapping_add(k.wrapping_mul(2));
+                let map = self.w(at.wrapping_add(1));
+                match dfas.get(self.w(at) as usize) {
+                    Some(Dfa::Owned(d)) => self.run_dfa(d, map, v, sink),
+                    Some(Dfa::Borrowed(d)) => self.run_dfa(d, map, v, sink),
+                    None => {}
+                }
             }
         }
     }
@@ -186,53 +250,102 @@ impl Program<'_> {
         }
     }
 
-    #[inline]
-    fn child(&self, node: u32, byte: u8) -> u32 {
-        let off = self.w(node.wrapping_add(N_EDGES));
-        let n = self.w(node.wrapping_add(N_EDGES + 1));
-        let b = u32::from(byte);
-        if n <= 8 {
-            for k in 0..n {
-                let at = off.wrapping_add(k.wrapping_mul(2));
-                let label = self.w(at);
-                if label == b {
-                    return self.w(at.wrapping_add(1));
-                }
-                if label > b {
-                    return NONE;
-                }
-            }
-            return NONE;
+    /// Offers every id of the always-firing list of tool record `tool`.
+    pub(crate) fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
+        let Some(rec) = self.tool(tool) else { return };
+        let (off, n) = match rec.get(T_ALWAYS as usize..T_ALWAYS as usize + 2) {
+            Some(&[off, n]) => (off as usize, n as usize),
+            _ => return,
+        };
+        if n == 0 {
+            return;
         }
-        let (mut lo, mut hi) = (0u32, n.min(256));
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let at = off.wrapping_add(mid.wrapping_mul(2));
-            let label = self.w(at);
-            if label == b {
-                return self.w(at.wrapping_add(1));
-            }
-            if label < b {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        NONE
-    }
-
-    fn walk_trie(&self, root: u32, v: &[u8], sink: &mut impl Sink) {
-        let mut node = root;
-        self.visit_sub(node, v, 0, sink);
-        for (i, &b) in v.iter().enumerate() {
+        let Some(ids) = self.words.get(off..off.saturating_add(n)) else {
+            return;
+        };
+        let mut k = 0;
+        while let Some(&id) = ids.get(k) {
             if !sink.spend(1) {
                 return;
             }
-            node = self.child(node, b);
-            if node == NONE {
+            k += 1;
+            if sink.wants(id) {
+                sink.offer(id);
+            } else {
+                match sink.next_wanted(id) {
+                    Some(target) => {
+                        k = k + ids
+                            .get(k..)
+                            .unwrap_or_default()
+                            .partition_point(|&x| x < target)
+                    }
+                    None => return,
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn node(&self, n: u32) -> Option<&'p Node> {
+        let at = n as usize;
+        self.words
+            .get(at..at.checked_add(NODE_WORDS as usize)?)?
+            .try_into()
+            .ok()
+    }
+
+    /// The target of the edge labelled `byte`, or `None`.
+    #[inline]
+    fn child(&self, node: &Node, byte: u8) -> Option<&'p Node> {
+        let f = fields(node);
+        if f.n_edges == 0 {
+            return None;
+        }
+        let labels = self.b(f.labels, f.n_edges);
+        // Labels are bytes, so a short list is one tight scan and a long one
+        // a vectorised search.
+        let k = if labels.len() <= 16 {
+            labels.iter().position(|&l| l == byte)?
+        } else {
+            memchr::memchr(byte, labels)?
+        };
+        let target = self.words.get((f.targets as usize).checked_add(k)?)?;
+        self.node(*target)
+    }
+
+    /// The bytes a walk consumes after the edge that led to `node`.
+    #[inline]
+    fn tail(&self, node: &Node) -> &'p [u8] {
+        let f = fields(node);
+        if f.n_tail == 0 {
+            return &[];
+        }
+        self.b(f.tail, f.n_tail)
+    }
+
+    fn walk_trie(&self, root: u32, v: &[u8], sink: &mut impl Sink) {
+        let Some(mut node) = self.node(root) else {
+            return;
+        };
+        self.visit_sub(node, v, 0, sink);
+        let mut i = 0;
+        while let Some(&b) = v.get(i) {
+            if !sink.spend(1) {
                 return;
             }
-            self.visit_sub(node, v, i + 1, sink);
+            let Some(next) = self.child(node, b) else {
+                return;
+            };
+            node = next;
+            i += 1;
+            let tail = self.tail(node);
+            if !tail.is_empty() {
+                if v.get(i..i + tail.len()) != Some(tail) || !sink.spend(tail.len() as u64) {
+                    return;
+                }
+                i += tail.len();
+            }
+            self.visit_sub(node, v, i, sink);
         }
         self.emit(node, v, 0, 0, sink);
     }
@@ -240,13 +353,13 @@ impl Program<'_> {
     /// The patterns with a `*` whose literal before the first `*` is
     /// `v[..plen]`: walk their reverse trie over the end of `v`.
     #[inline]
-    fn visit_sub(&self, node: u32, v: &[u8], plen: usize, sink: &mut impl Sink) {
-        let sub = self.w(node.wrapping_add(N_SUB));
+    fn visit_sub(&self, node: &Node, v: &[u8], plen: usize, sink: &mut impl Sink) {
+        let sub = fields(node).sub;
         if sub == NONE {
             return;
         }
-        self.emit(sub, v, plen, 0, sink);
-        let mut r = sub;
+        let Some(mut r) = self.node(sub) else { return };
+        self.emit(r, v, plen, 0, sink);
         let mut j = v.len();
         while j > plen {
             if !sink.spend(1) {
@@ -254,9 +367,19 @@ impl Program<'_> {
             }
             j -= 1;
             let Some(&b) = v.get(j) else { return };
-            r = self.child(r, b);
-            if r == NONE {
-                return;
+            let Some(next) = self.child(r, b) else { return };
+            r = next;
+            let tail = self.tail(r);
+            if !tail.is_empty() {
+                // The tail is in the order the walk consumes it: backwards.
+                if j < plen + tail.len() || !sink.spend(tail.len() as u64) {
+                    return;
+                }
+                let before = v.get(j - tail.len()..j).unwrap_or_default();
+                if !before.iter().rev().eq(tail.iter()) {
+                    return;
+                }
+                j -= tail.len();
             }
             self.emit(r, v, plen, v.len() - j, sink);
         }
@@ -265,30 +388,40 @@ impl Program<'_> {
     /// Offers the payloads of `node`; `v[plen..len - slen]` is the window
     /// their middle pieces must be found in.
     #[inline]
-    fn emit(&self, node: u32, v: &[u8], plen: usize, slen: usize, sink: &mut impl Sink) {
-        let off = self.w(node.wrapping_add(N_PAY));
-        let n = self.w(node.wrapping_add(N_PAY + 1)).min(self.n_words());
-        let id_at = |k: u32| self.w(off.wrapping_add(k.wrapping_mul(2)));
+    fn emit(&self, node: &Node, v: &[u8], plen: usize, slen: usize, sink: &mut impl Sink) {
+        let Fields {
+            pay: off, n_pay: n, ..
+        } = fields(node);
+        if n == 0 {
+            return;
+        }
+        let at = off as usize;
+        let Some(pay) = (n as usize)
+            .checked_mul(2)
+            .and_then(|l| self.words.get(at..at.checked_add(l)?))
+        else {
+            return;
+        };
         let mut k = 0;
-        while k < n {
+        while let (Some(&id), Some(&verify)) = (pay.get(2 * k), pay.get(2 * k + 1)) {
             if !sink.spend(1) {
                 return;
             }
-            let at = off.wrapping_add(k.wrapping_mul(2));
-            let id = self.w(at);
             k += 1;
             if !sink.wants(id) {
                 match sink.next_wanted(id) {
-                    Some(target) => k = seek(k, n, target, id_at),
+                    Some(target) => {
+                        k = seek(k as u32, n, target, |x| {
+                            pay.get(2 * x as usize).copied().unwrap_or(NONE)
+                        }) as usize
+                    }
                     None => return,
                 }
                 continue;
             }
-            let verify = self.w(at.wrapping_add(1));
             if verify != NONE {
                 let window = v.get(plen..v.len().saturating_sub(slen)).unwrap_or(&[]);
-                if !sink.spend(u64::from(self.w(verify).min(self.n_words())))
-                    || !self.verify(verify, window)
+                if !sink.spend(u64::from(self.w(verify).min(1024))) || !self.verify(verify, window)
                 {
                     continue;
                 }
@@ -300,11 +433,23 @@ impl Program<'_> {
     /// Whether the middle pieces at `rec` occur in `window`, in order,
     /// left-most, without overlapping.
     fn verify(&self, rec: u32, window: &[u8]) -> bool {
-        let n = self.w(rec);
+        let at = rec as usize;
+        let Some(&n) = self.words.get(at) else {
+            return false;
+        };
+        let Some(list) = (n as usize)
+            .checked_mul(2)
+            .and_then(|l| self.words.get(at + 1..at.checked_add(1 + l)?))
+        else {
+            return false;
+        };
         let mut pos = 0usize;
-        for k in 0..n.min(self.n_words()) {
-            let at = rec.wrapping_add(1).wrapping_add(k.wrapping_mul(2));
-            let piece = self.b(self.w(at), self.w(at.wrapping_add(1)));
+        for piece in list.chunks_exact(2) {
+            let (off, len) = (
+                piece.first().copied().unwrap_or(0),
+                piece.get(1).copied().unwrap_or(0),
+            );
+            let piece = self.b(off, len);
             let Some(rest) = window.get(pos..) else {
                 return false;
             };
@@ -315,49 +460,28 @@ impl Program<'_> {
         }
         true
     }
-
-    /// Offers every id of the always-firing list of tool record `tool`.
-    pub(crate) fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
-        let at = self.tool_at(tool).wrapping_add(T_ALWAYS);
-        let off = self.w(at);
-        let n = self.w(at.wrapping_add(1)).min(self.n_words());
-        let id_at = |k: u32| self.w(off.wrapping_add(k));
-        let mut k = 0;
-        while k < n {
-            if !sink.spend(1) {
-                return;
-            }
-            let id = id_at(k);
-            k += 1;
-            if sink.wants(id) {
-                sink.offer(id);
-            } else {
-                match sink.next_wanted(id) {
-                    Some(target) => k = seek(k, n, target, id_at),
-                    None => return,
-                }
-            }
-        }
-    }
 }
 
 /// The carve-out pass: the highest rank of a matching carve-out, per list.
-pub(crate) struct CarveSink<'p, 'a> {
-    pub prog: &'p Program<'a>,
-    pub max: &'p mut [Option<i64>; 3],
-    pub budget: &'p Budget,
+pub(crate) struct CarveSink<'p, 'b> {
+    pub view: View<'p>,
+    pub max: &'b mut [Option<i64>; 3],
+    pub budget: &'b Budget,
 }
 
 impl Sink for CarveSink<'_, '_> {
     fn wants(&self, id: u32) -> bool {
-        id >= self.prog.n_fire() && id < self.prog.n_rules()
+        id >= self.view.n_fire
     }
     fn spend(&mut self, units: u64) -> bool {
         self.budget.spend(units)
     }
     fn offer(&mut self, id: u32) {
-        let r = self.prog.rule(id);
-        let rank = self.prog.source_rank(r.source);
+        let r = self.view.rule(id);
+        if r.flags & F_CARVE == 0 {
+            return;
+        }
+        let rank = self.view.source_rank(r.source);
         if let Some(m) = self.max.get_mut(r.list().index()) {
             *m = Some(m.map_or(rank, |x| x.max(rank)));
         }
@@ -373,28 +497,28 @@ pub(crate) struct Allowing<'s> {
 }
 
 /// The rule pass: the first accepted rule of each list.
-pub(crate) struct RuleSink<'p, 'a> {
-    pub prog: &'p Program<'a>,
-    pub budget: &'p Budget,
-    pub carve: &'p [Option<i64>; 3],
-    pub allowing: &'p [Allowing<'p>],
+pub(crate) struct RuleSink<'p, 'b> {
+    pub view: View<'p>,
+    pub budget: &'b Budget,
+    pub carve: &'b [Option<i64>; 3],
+    pub allowing: &'b [Allowing<'b>],
     pub confined: bool,
     pub want: [bool; 3],
     pub best: [u32; 3],
     pub confined_skip: u32,
 }
 
-impl<'p, 'a> RuleSink<'p, 'a> {
+impl<'p, 'b> RuleSink<'p, 'b> {
     pub(crate) fn new(
-        prog: &'p Program<'a>,
-        budget: &'p Budget,
-        carve: &'p [Option<i64>; 3],
-        allowing: &'p [Allowing<'p>],
+        view: View<'p>,
+        budget: &'b Budget,
+        carve: &'b [Option<i64>; 3],
+        allowing: &'b [Allowing<'b>],
         confined: bool,
         want: [bool; 3],
-    ) -> RuleSink<'p, 'a> {
+    ) -> RuleSink<'p, 'b> {
         RuleSink {
-            prog,
+            view,
             budget,
             carve,
             allowing,
@@ -409,11 +533,11 @@ impl<'p, 'a> RuleSink<'p, 'a> {
         if self.allowing.is_empty() {
             return false;
         }
-        let rank = self.prog.source_rank(source);
-        let name = self.prog.source_name(source);
+        let rank = self.view.source_rank(source);
+        let name = self.view.source_name(source);
         self.allowing
             .iter()
-            .any(|a| a.name != name && a.rank >= rank)
+            .any(|a| a.name.as_bytes() != name && a.rank >= rank)
     }
 }
 
@@ -426,14 +550,9 @@ impl Sink for RuleSink<'_, '_> {
     fn next_wanted(&self, id: u32) -> Option<u32> {
         // Ids run deny, ask, allow: past the best of a list, the next id
         // worth a look is the first of a later list still wanted.
-        let nd = self.prog.h(H_N_DENY);
-        let na = self.prog.h(H_N_ASK);
-        let starts = [0, nd, nd.saturating_add(na)];
-        let l = if id >= self.prog.n_fire() {
-            3
-        } else {
-            self.prog.list_of(id)
-        };
+        let v = &self.view;
+        let starts = [0, v.n_deny, v.n_deny.saturating_add(v.n_ask)];
+        let l = if id >= v.n_fire { 3 } else { v.list_of(id) };
         (l + 1..3).find_map(|m| {
             let start = *starts.get(m)?;
             let wanted = self.want.get(m).copied().unwrap_or(false)
@@ -444,20 +563,20 @@ impl Sink for RuleSink<'_, '_> {
 
     #[inline]
     fn wants(&self, id: u32) -> bool {
-        if id >= self.prog.n_fire() {
+        if id >= self.view.n_fire {
             return false;
         }
-        let l = self.prog.list_of(id);
+        let l = self.view.list_of(id);
         matches!((self.want.get(l), self.best.get(l)), (Some(true), Some(&b)) if id < b)
     }
 
     #[inline]
     fn offer(&mut self, id: u32) {
-        let r = self.prog.rule(id);
-        let l = self.prog.list_of(id);
+        let r = self.view.rule(id);
+        let l = self.view.list_of(id);
         if r.carvable() {
             if let Some(Some(threshold)) = self.carve.get(l) {
-                if self.prog.source_rank(r.source) <= *threshold {
+                if self.view.source_rank(r.source) <= *threshold {
                     return;
                 }
             }

@@ -18,6 +18,7 @@ pub use program::Program;
 
 use crate::call::{Args, Call, Subject};
 use crate::decision::Decision;
+use crate::registry::CallContext;
 use eval::{Allowing, Budget, CarveSink, RuleSink};
 use program::{H_NAME_FM, NONE, T_CARVE_FM, T_RULES_FM};
 
@@ -118,10 +119,11 @@ pub fn decide_subject(
     comps: &[Component<'_, '_>],
     tool: &str,
     args: &Args,
+    context: &CallContext<'_>,
     confined: bool,
     constraint: bool,
 ) -> SubjectResult {
-    decide_subject_at(comps, tool, None, args, confined, constraint)
+    decide_subject_at(comps, tool, None, args, context, confined, constraint)
 }
 
 /// As [`decide_subject`], with the tool's record in the first component when
@@ -131,6 +133,7 @@ fn decide_subject_at(
     tool: &str,
     first: Option<u32>,
     args: &Args,
+    context: &CallContext<'_>,
     confined: bool,
     constraint: bool,
 ) -> SubjectResult {
@@ -149,18 +152,39 @@ fn decide_subject_at(
         large.resize(comps.len(), NONE);
         &mut large
     };
-    let mut value: Option<&str> = None;
+    let mut raw: Option<(&str, &Program<'_>, u32)> = None;
     for (i, (slot, c)) in tools.iter_mut().zip(comps).enumerate() {
+        let view = c.prog.view();
         *slot = match (i, first) {
             (0, Some(t)) => t,
-            _ => c.prog.find_tool(tool).unwrap_or(NONE),
+            _ => view.find_tool(tool).unwrap_or(NONE),
         };
-        if value.is_none() && *slot != NONE {
-            value = c.prog.tool_field(*slot).and_then(|f| args.str_member(f));
+        if raw.is_none() && *slot != NONE {
+            raw = view
+                .tool_field(*slot)
+                .and_then(|f| args.str_member_bytes(f))
+                .map(|v| (v, c.prog, *slot));
         }
     }
     let tools: &[u32] = tools;
-    let words: u64 = comps.iter().map(|c| u64::from(c.prog.n_words())).sum();
+    // The value as the tool's matcher kind reads it.
+    let normalized = match raw {
+        None => None,
+        Some((v, prog, t)) => match prog.kinds.get(t as usize).and_then(Option::as_ref) {
+            None => Some(std::borrow::Cow::Borrowed(v)),
+            Some(kind) => match kind.normalize(v, context) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    return SubjectResult {
+                        decision: Some(Decision::Deny),
+                        basis: Basis::Unevaluable(e),
+                    }
+                }
+            },
+        },
+    };
+    let value: Option<&str> = normalized.as_deref();
+    let words: u64 = comps.iter().map(|c| c.prog.words.len() as u64).sum();
     let len = value.map_or(tool.len(), str::len) as u64;
     let budget = Budget::new(words, len);
 
@@ -171,19 +195,21 @@ fn decide_subject_at(
             if t == NONE {
                 continue;
             }
-            let fm = c.prog.w(c.prog.tool_at(t).wrapping_add(T_CARVE_FM));
+            let view = c.prog.view();
+            let fm = view
+                .tool(t)
+                .and_then(|r| r.get(T_CARVE_FM as usize).copied())
+                .unwrap_or(NONE);
+            if fm == NONE {
+                continue;
+            }
             let cb = callback(c.prog);
-            c.prog.walk(
-                fm,
-                t,
-                v,
-                &mut CarveSink {
-                    prog: c.prog,
-                    max: &mut carve,
-                    budget: &budget,
-                },
-                &cb,
-            );
+            let mut sink = CarveSink {
+                view,
+                max: &mut carve,
+                budget: &budget,
+            };
+            view.walk(&c.prog.dfas, fm, t, v, &mut sink, &cb);
         }
     }
 
@@ -191,7 +217,14 @@ fn decide_subject_at(
     let mut allowing: Vec<Allowing<'_>> = Vec::new();
     for (&t, c) in tools.iter().zip(comps) {
         let Some((rank, name)) = c.set else { continue };
-        let mut sink = RuleSink::new(c.prog, &budget, &carve, &[], false, [false, false, true]);
+        let mut sink = RuleSink::new(
+            c.prog.view(),
+            &budget,
+            &carve,
+            &[],
+            false,
+            [false, false, true],
+        );
         run_rules(c.prog, t, tool, value, &mut sink);
         if sink.best[2] != NONE {
             allowing.push(Allowing { rank, name });
@@ -210,7 +243,7 @@ fn decide_subject_at(
         if want == [false, false, false] {
             break;
         }
-        let mut sink = RuleSink::new(c.prog, &budget, &carve, &allowing, confined, want);
+        let mut sink = RuleSink::new(c.prog.view(), &budget, &carve, &allowing, confined, want);
         run_rules(c.prog, t, tool, value, &mut sink);
         for (slot, &b) in found.iter_mut().zip(sink.best.iter()) {
             if slot.is_none() && b != NONE {
@@ -270,16 +303,22 @@ fn run_rules(
     value: Option<&str>,
     sink: &mut RuleSink<'_, '_>,
 ) {
+    let view = sink.view;
     if t == NONE {
         let fm = prog.h(H_NAME_FM);
-        prog.walk(fm, NONE, tool, sink, &|_, _, _| false);
+        view.walk(&prog.dfas, fm, NONE, tool, sink, &|_, _, _| false);
         return;
     }
-    prog.offer_always(t, sink);
+    view.offer_always(t, sink);
     if let Some(v) = value {
-        let fm = prog.w(prog.tool_at(t).wrapping_add(T_RULES_FM));
-        let cb = callback(prog);
-        prog.walk(fm, t, v, sink, &cb);
+        let fm = view
+            .tool(t)
+            .and_then(|r| r.get(T_RULES_FM as usize).copied())
+            .unwrap_or(NONE);
+        if fm != NONE {
+            let cb = callback(prog);
+            view.walk(&prog.dfas, fm, t, v, sink, &cb);
+        }
     }
 }
 
@@ -289,6 +328,9 @@ pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
         return CallResult::unevaluable(format!("its arguments could not be read: {e}"));
     }
     let confined = call.confined.is_some();
+    let context = CallContext {
+        cwd: call.cwd.as_deref(),
+    };
     let first = comps.first().and_then(|c| c.prog.find_tool(&call.tool));
     let splitter = comps.iter().enumerate().find_map(|(i, c)| {
         let t = if i == 0 {
@@ -304,6 +346,7 @@ pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
             &call.tool,
             Some(first.unwrap_or(NONE)),
             &call.args,
+            &context,
             confined,
             false,
         );
@@ -325,22 +368,23 @@ pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
     if subjects.iter().all(|s| s.constrain) {
         subjects.insert(0, Subject::new(call.args.clone(), ""));
     }
-    // A subject whose arguments could not be read makes the whole call
-    // unevaluable, before any subject is decided, as in the reference.
+    // A subject that cannot be read makes the whole call one that could not
+    // be evaluated, whatever the other subjects decide.
     if let Some(e) = subjects.iter().find_map(|s| s.args.error()) {
         return CallResult::unevaluable(format!("its arguments could not be read: {e}"));
     }
     let mut best: Option<(Decision, Basis, usize)> = None;
     for (i, s) in subjects.iter().enumerate() {
-        // A subject routed to the empty name is the called tool's, as in the
-        // reference.
         let tool = s
             .tool
             .as_deref()
             .filter(|t| !t.is_empty())
             .unwrap_or(&call.tool);
         let own = tool == call.tool;
-        let r = decide_subject(comps, tool, &s.args, confined && own, s.constrain);
+        let r = decide_subject(comps, tool, &s.args, &context, confined && own, s.constrain);
+        if let Basis::Unevaluable(why) = r.basis {
+            return CallResult::unevaluable(why);
+        }
         let Some(d) = r.decision else { continue };
         if best.as_ref().is_none_or(|(b, _, _)| d > *b) {
             best = Some((d, r.basis, i));

@@ -89,13 +89,19 @@ pub(crate) const FM_ROOT: u32 = 0;
 pub(crate) const FM_CB: u32 = 1;
 pub(crate) const FM_DFA: u32 = 3;
 
-/// Trie node: edges (offset of the first `[label, target]` pair, count),
-/// payloads (offset of the first `[rule, verify]` pair, count), and the root
-/// of the reverse trie hanging off a forward node (`NONE` if none).
-pub(crate) const NODE_WORDS: u32 = 5;
+/// Trie node: edges (the offset of their labels in `bytes`, sorted, and
+/// their count), the offset of their targets (one word each, in the order of
+/// the labels), payloads (offset of the first `[rule, verify]` pair, count),
+/// the root of the reverse trie hanging off a forward node (`NONE` if none),
+/// and the tail: the bytes (offset and length in `bytes`) the walk consumes
+/// after the edge that led here, in the order it consumes them, standing for
+/// a chain of nodes with one edge and nothing else.
+pub(crate) const NODE_WORDS: u32 = 8;
 pub(crate) const N_EDGES: u32 = 0;
-pub(crate) const N_PAY: u32 = 2;
-pub(crate) const N_SUB: u32 = 4;
+pub(crate) const N_TARGETS: u32 = 2;
+pub(crate) const N_PAY: u32 = 3;
+pub(crate) const N_SUB: u32 = 5;
+pub(crate) const N_TAIL: u32 = 6;
 
 /// Alias record: name (offset and length), tools (offset and count of
 /// `[offset, length]` pairs).
@@ -165,6 +171,22 @@ impl<'a> Program<'a> {
         }
     }
 
+    /// The tables as slices, with the hot header fields decoded.
+    #[inline]
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            words: &self.words,
+            bytes: &self.bytes,
+            n_fire: self.h(H_N_FIRE),
+            n_deny: self.h(H_N_DENY),
+            n_ask: self.h(H_N_ASK),
+            rules_at: self.h(H_RULES),
+            sources_at: self.h(H_SOURCES),
+            tools_at: self.h(H_TOOLS),
+            hash_at: self.h(H_TOOL_HASH),
+        }
+    }
+
     /// Word `i`, or [`NONE`] outside the buffer.
     #[inline]
     pub(crate) fn w(&self, i: u32) -> u32 {
@@ -193,15 +215,6 @@ impl<'a> Program<'a> {
             .get(start..start.saturating_add(len as usize))
             .and_then(|b| std::str::from_utf8(b).ok())
             .unwrap_or("")
-    }
-
-    /// The raw bytes at `off` with `len` bytes.
-    #[inline]
-    pub(crate) fn b(&self, off: u32, len: u32) -> &[u8] {
-        let start = off as usize;
-        self.bytes
-            .get(start..start.saturating_add(len as usize))
-            .unwrap_or(&[])
     }
 
     /// The string whose offset is word `i` and length word `i.wrapping_add(1)`.
@@ -233,20 +246,6 @@ impl<'a> Program<'a> {
         RuleView {
             flags: self.w(at.wrapping_add(R_FLAGS)),
             source: self.w(at.wrapping_add(R_SOURCE)),
-        }
-    }
-
-    /// The list of firing rule `id`, from the id ranges alone.
-    #[inline]
-    pub(crate) fn list_of(&self, id: u32) -> usize {
-        let nd = self.h(H_N_DENY);
-        let na = self.h(H_N_ASK);
-        if id < nd {
-            0
-        } else if id - nd < na {
-            1
-        } else {
-            2
         }
     }
 
@@ -332,26 +331,7 @@ impl<'a> Program<'a> {
     /// The index of the tool record named `name`.
     #[inline]
     pub(crate) fn find_tool(&self, name: &str) -> Option<u32> {
-        let table = self.h(H_TOOL_HASH);
-        let cap = self.w(table);
-        if cap == 0 || cap == NONE || !cap.is_power_of_two() {
-            return None;
-        }
-        let mask = cap - 1;
-        let mut slot = fnv1a(name.as_bytes()) & mask;
-        for _ in 0..cap {
-            let v = self.w(table.wrapping_add(1).wrapping_add(slot));
-            if v == 0 || v == NONE {
-                return None;
-            }
-            let i = v - 1;
-            let at = self.tool_at(i).wrapping_add(T_NAME);
-            if self.b(self.w(at), self.w(at.wrapping_add(1))) == name.as_bytes() {
-                return Some(i);
-            }
-            slot = (slot + 1) & mask;
-        }
-        None
+        self.view().find_tool(name)
     }
 
     pub(crate) fn default_decision(&self) -> crate::Decision {
@@ -396,14 +376,144 @@ impl<'a> Program<'a> {
     }
 }
 
-/// FNV-1a over bytes: the tool table's hash. Fixed, so that tables are the
-/// same bytes whatever the process.
+/// The tool table's hash: eight bytes at a time (little-endian, the last
+/// chunk zero-padded), each mixed in with a rotate, a xor and a multiply, and
+/// the two halves of the result folded. Fixed, so that tables are the same
+/// bytes whatever the process, and cheap on the short names tools have.
 #[inline]
-pub(crate) fn fnv1a(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
+pub(crate) fn name_hash(bytes: &[u8]) -> u32 {
+    let mut h: u64 = bytes.len() as u64;
+    for chunk in bytes.chunks(8) {
+        let mut w = [0u8; 8];
+        for (d, s) in w.iter_mut().zip(chunk) {
+            *d = *s;
+        }
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
-    h
+    ((h >> 32) ^ h) as u32
+}
+
+/// The tables of a program borrowed as plain slices, with the header fields
+/// the hot path reads decoded once: what a decision walks.
+#[derive(Clone, Copy)]
+pub(crate) struct View<'p> {
+    pub words: &'p [u32],
+    pub bytes: &'p [u8],
+    pub n_fire: u32,
+    pub n_deny: u32,
+    pub n_ask: u32,
+    pub rules_at: u32,
+    pub sources_at: u32,
+    pub tools_at: u32,
+    pub hash_at: u32,
+}
+
+impl<'p> View<'p> {
+    #[inline]
+    pub fn w(&self, i: u32) -> u32 {
+        self.words.get(i as usize).copied().unwrap_or(NONE)
+    }
+
+    /// The bytes at `off` with `len` bytes.
+    #[inline]
+    pub fn b(&self, off: u32, len: u32) -> &'p [u8] {
+        let at = off as usize;
+        self.bytes
+            .get(at..at.saturating_add(len as usize))
+            .unwrap_or(&[])
+    }
+
+    /// The list of firing rule `id` (0 deny, 1 ask, 2 allow).
+    #[inline]
+    pub fn list_of(&self, id: u32) -> usize {
+        if id < self.n_deny {
+            0
+        } else if id - self.n_deny < self.n_ask {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// The flags and source of rule `id`.
+    #[inline]
+    pub fn rule(&self, id: u32) -> RuleView {
+        let at = self.rules_at.wrapping_add(id.wrapping_mul(RULE_WORDS)) as usize;
+        match self.words.get(at..at.wrapping_add(RULE_WORDS as usize)) {
+            Some(r) => RuleView {
+                flags: r.get(R_FLAGS as usize).copied().unwrap_or(NONE),
+                source: r.get(R_SOURCE as usize).copied().unwrap_or(NONE),
+            },
+            None => RuleView {
+                flags: NONE,
+                source: NONE,
+            },
+        }
+    }
+
+    /// The rank of source `i`.
+    #[inline]
+    pub fn source_rank(&self, i: u32) -> i64 {
+        let at = self
+            .sources_at
+            .wrapping_add(i.wrapping_mul(SOURCE_WORDS))
+            .wrapping_add(S_RANK) as usize;
+        match self.words.get(at..at.wrapping_add(2)) {
+            Some(&[lo, hi]) => ((u64::from(hi) << 32) | u64::from(lo)) as i64,
+            _ => 0,
+        }
+    }
+
+    /// The name of source `i`, as bytes.
+    #[inline]
+    pub fn source_name(&self, i: u32) -> &'p [u8] {
+        let at = self
+            .sources_at
+            .wrapping_add(i.wrapping_mul(SOURCE_WORDS))
+            .wrapping_add(S_NAME);
+        self.b(self.w(at), self.w(at.wrapping_add(1)))
+    }
+
+    /// The record of tool `t`.
+    #[inline]
+    pub fn tool(&self, t: u32) -> Option<&'p [u32]> {
+        let at = self.tools_at.wrapping_add(t.wrapping_mul(TOOL_WORDS)) as usize;
+        self.words.get(at..at.wrapping_add(TOOL_WORDS as usize))
+    }
+
+    /// The index of the tool record named `name`.
+    #[inline]
+    pub fn find_tool(&self, name: &str) -> Option<u32> {
+        let cap = self.w(self.hash_at);
+        if cap == 0 || cap == NONE || !cap.is_power_of_two() {
+            return None;
+        }
+        let slots = self.words.get(
+            self.hash_at as usize + 1..(self.hash_at as usize + 1).checked_add(cap as usize)?,
+        )?;
+        let mask = cap - 1;
+        let mut slot = name_hash(name.as_bytes()) & mask;
+        for _ in 0..cap {
+            let v = slots.get(slot as usize).copied().unwrap_or(0);
+            if v == 0 {
+                return None;
+            }
+            let t = v - 1;
+            let rec = self.tool(t)?;
+            let (off, len) = (rec.get(T_NAME as usize)?, rec.get(T_NAME as usize + 1)?);
+            if self.b(*off, *len) == name.as_bytes() {
+                return Some(t);
+            }
+            slot = (slot + 1) & mask;
+        }
+        None
+    }
+
+    /// The argument member tool `t`'s matcher reads, as bytes.
+    #[inline]
+    pub fn tool_field(&self, t: u32) -> Option<&'p [u8]> {
+        let rec = self.tool(t)?;
+        let (off, len) = (*rec.get(T_FIELD as usize)?, *rec.get(T_FIELD as usize + 1)?);
+        (len != NONE).then(|| self.b(off, len))
+    }
 }

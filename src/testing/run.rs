@@ -314,6 +314,7 @@ fn make_call(c: &super::case::CallStep, n: usize) -> Call {
         call_id: format!("call_{n}"),
         confined: c.confined.clone(),
         scope: c.scope.clone(),
+        cwd: None,
     }
 }
 

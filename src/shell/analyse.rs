@@ -1,0 +1,912 @@
+//! One simple command: the forms it is decided on, and what it runs.
+//!
+//! A simple command is assignments, a program and its arguments. Its
+//! **ordinary** form, the one every list sees and an allow rule must match,
+//! is the command as written with the assignments of safe-listed variables
+//! left out. Its **constraint** forms, which deny and ask rules see and
+//! allow rules never do, are the liberal readings: every assignment
+//! stripped, the program's base name, the assignments kept, and each of
+//! those with invisible characters removed. So `FOO=1 /bin/rm x` is denied
+//! by `bash(rm:*)` but allowed only by a rule that spells it.
+//!
+//! Then the program itself is looked at: a wrapper's wrapped command, the
+//! script of `bash -c`, `eval`'s string, an alias's value, a trap's action
+//! and the commands `find -exec` runs are subjects of their own, analysed
+//! the same way. What cannot be known from the text (a computed program
+//! name, a computed script, a shell fed by a here-document or a pipe, an
+//! option of a wrapper this module does not know) is an opaque piece, which
+//! no specifier matches.
+
+use super::parse::{
+    is_assign_lhs, snippet, Parser, Res, Word, ASSIGN, COMPUTED, INVIS, ODD, PARAM, SUBST,
+};
+use super::{Kind, Piece};
+use crate::quote::is_invisible_or_bidi;
+
+/// Programs whose arguments the analysis looks into.
+pub(super) fn is_special(name: &str) -> bool {
+    wrapper(name).is_some()
+        || is_shell(name)
+        || matches!(
+            name,
+            "env"
+                | "sudo"
+                | "doas"
+                | "xargs"
+                | "find"
+                | "watch"
+                | "eval"
+                | "trap"
+                | "alias"
+                | "source"
+                | "."
+        )
+}
+
+fn is_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "yash" | "posh"
+    )
+}
+
+/// The text of a value as prompts show it: invisible and bidirectional
+/// characters written as `\u{…}`.
+pub(super) fn display(v: &str, flags: u16) -> String {
+    if flags & INVIS == 0 {
+        return v.to_string();
+    }
+    let mut s = String::with_capacity(v.len() + 8);
+    for c in v.chars() {
+        if is_invisible_or_bidi(c) {
+            s.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// What a reader sees: invisible characters dropped, non-ASCII spaces and
+/// controls read as spaces, blanks folded.
+fn visible(v: &str) -> String {
+    let mut s = String::with_capacity(v.len());
+    let mut space = false;
+    for c in v.chars() {
+        let c = if is_invisible_or_bidi(c) {
+            if c.is_whitespace() {
+                ' '
+            } else {
+                continue;
+            }
+        } else {
+            c
+        };
+        if c == ' ' {
+            space = true;
+            continue;
+        }
+        if space && !s.is_empty() {
+            s.push(' ');
+        }
+        space = false;
+        s.push(c);
+    }
+    s
+}
+
+fn basename(v: &str) -> &str {
+    match v.rsplit_once('/') {
+        Some((_, b)) if !b.is_empty() => b,
+        _ => v,
+    }
+}
+
+/// Which assignments a form keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    All,
+    Unsafe,
+    None,
+}
+
+/// What a program does with its arguments.
+enum Plan {
+    /// Nothing the analysis looks into.
+    Plain,
+    /// It runs the command in `words[start..end]`; `by_value` when leading
+    /// `NAME=value` arguments are assignments for it (`env`, `sudo`).
+    Inner {
+        start: usize,
+        end: usize,
+        by_value: bool,
+        transparent: bool,
+    },
+    /// `find` with one or more `-exec`.
+    Inners(Vec<(usize, usize)>),
+    /// It runs shell scripts written literally.
+    Scripts {
+        scripts: Vec<String>,
+        transparent: bool,
+    },
+    /// It runs something the text does not show.
+    Opaque(String),
+}
+
+/// The options of a wrapper, for finding the command it wraps.
+struct Spec {
+    /// Short options without an argument.
+    flags: &'static str,
+    /// Short options with an argument.
+    args: &'static str,
+    /// Short options after which nothing is run.
+    no_cmd: &'static str,
+    /// Long options without an argument (or with an optional `=value`).
+    long_flags: &'static [&'static str],
+    /// Long options with an argument (`--x=y` or `--x y`).
+    long_args: &'static [&'static str],
+    /// Words before the command that are not options (`timeout`'s
+    /// duration).
+    positional: usize,
+    /// `NAME=value` words between the options and the command are
+    /// assignments for it.
+    assigns: bool,
+    /// The wrapper changes nothing about what its command may do, so its
+    /// own form is a constraint and an allow rule judges the command alone.
+    transparent: bool,
+    /// A number as an option (`nice -10`).
+    numeric: bool,
+}
+
+const NONE: Spec = Spec {
+    flags: "",
+    args: "",
+    no_cmd: "",
+    long_flags: &[],
+    long_args: &[],
+    positional: 0,
+    assigns: false,
+    transparent: true,
+    numeric: false,
+};
+
+fn wrapper(name: &str) -> Option<Spec> {
+    Some(match name {
+        "timeout" => Spec {
+            flags: "v",
+            args: "sk",
+            long_flags: &["--preserve-status", "--foreground", "--verbose"],
+            long_args: &["--signal", "--kill-after"],
+            positional: 1,
+            ..NONE
+        },
+        "time" => Spec {
+            flags: "pvaq",
+            args: "fo",
+            long_flags: &["--portability", "--verbose", "--append", "--quiet"],
+            long_args: &["--format", "--output"],
+            ..NONE
+        },
+        "nice" => Spec {
+            args: "n",
+            long_args: &["--adjustment"],
+            numeric: true,
+            ..NONE
+        },
+        "nohup" | "builtin" | "noglob" | "nocorrect" => NONE,
+        "stdbuf" => Spec {
+            args: "ioe",
+            long_args: &["--input", "--output", "--error"],
+            ..NONE
+        },
+        "command" => Spec {
+            flags: "p",
+            no_cmd: "vV",
+            ..NONE
+        },
+        "exec" => Spec {
+            flags: "cl",
+            args: "a",
+            ..NONE
+        },
+        "setsid" => Spec {
+            flags: "cfw",
+            long_flags: &["--ctty", "--fork", "--wait"],
+            ..NONE
+        },
+        "ionice" => Spec {
+            flags: "t",
+            args: "cn",
+            no_cmd: "pPu",
+            long_flags: &["--ignore"],
+            long_args: &["--class", "--classdata"],
+            ..NONE
+        },
+        _ => return None,
+    })
+}
+
+const ENV: Spec = Spec {
+    flags: "i0v",
+    args: "uC",
+    long_flags: &[
+        "--ignore-environment",
+        "--null",
+        "--debug",
+        "--default-signal",
+        "--ignore-signal",
+        "--block-signal",
+        "--list-signal-handling",
+    ],
+    long_args: &["--unset", "--chdir"],
+    assigns: true,
+    transparent: false,
+    ..NONE
+};
+
+const SUDO: Spec = Spec {
+    flags: "AbEHnPSiskB",
+    args: "ugCDprtTUh",
+    no_cmd: "elvVK",
+    long_flags: &[
+        "--askpass",
+        "--background",
+        "--bell",
+        "--preserve-env",
+        "--set-home",
+        "--non-interactive",
+        "--preserve-groups",
+        "--stdin",
+        "--login",
+        "--shell",
+        "--reset-timestamp",
+    ],
+    long_args: &[
+        "--user",
+        "--group",
+        "--close-from",
+        "--chdir",
+        "--prompt",
+        "--role",
+        "--type",
+        "--command-timeout",
+        "--other-user",
+        "--host",
+    ],
+    assigns: true,
+    transparent: false,
+    ..NONE
+};
+
+const DOAS: Spec = Spec {
+    flags: "nsL",
+    args: "uC",
+    transparent: false,
+    ..NONE
+};
+
+const XARGS: Spec = Spec {
+    flags: "0rtpxoeil",
+    args: "adEILnPs",
+    long_flags: &[
+        "--null",
+        "--no-run-if-empty",
+        "--verbose",
+        "--interactive",
+        "--exit",
+        "--open-tty",
+        "--show-limits",
+        "--replace",
+        "--eof",
+        "--max-lines",
+    ],
+    long_args: &[
+        "--arg-file",
+        "--delimiter",
+        "--max-args",
+        "--max-procs",
+        "--max-chars",
+        "--process-slot-var",
+    ],
+    transparent: false,
+    ..NONE
+};
+
+const WATCH: Spec = Spec {
+    flags: "bcdegtxpwr",
+    args: "nq",
+    long_flags: &[
+        "--beep",
+        "--color",
+        "--no-color",
+        "--differences",
+        "--errexit",
+        "--chgexit",
+        "--no-title",
+        "--exec",
+        "--precise",
+        "--no-wrap",
+        "--no-rerun",
+    ],
+    long_args: &["--interval", "--equexit"],
+    transparent: false,
+    ..NONE
+};
+
+/// The outcome of reading a wrapper's options.
+enum Opts {
+    /// The command starts at this word.
+    At(usize),
+    /// The options say nothing is run.
+    NoCommand,
+    /// An option this module does not know, or a computed one.
+    Unknown(String),
+}
+
+impl Parser<'_, '_, '_> {
+    fn w(&self, i: usize) -> Word {
+        self.out.word(i)
+    }
+
+    fn v(&self, i: usize) -> &str {
+        self.out.val(self.out.word(i))
+    }
+
+    /// Whether word `i` is an assignment: flagged as one by the parser, or,
+    /// for the arguments of `env` and `sudo`, shaped like one.
+    fn is_assign(&self, i: usize, by_value: bool) -> bool {
+        let w = self.w(i);
+        if w.flags & ASSIGN != 0 {
+            return true;
+        }
+        if !by_value {
+            return false;
+        }
+        let v = self.v(i);
+        v.split_once('=')
+            .is_some_and(|(lhs, _)| is_assign_lhs(lhs.as_bytes()))
+    }
+
+    /// Whether allow rules may ignore the assignment in word `i`.
+    fn is_safe(&self, i: usize) -> bool {
+        let w = self.w(i);
+        if w.flags & COMPUTED != 0 {
+            return false;
+        }
+        let v = self.v(i);
+        let name = v.split_once('=').map_or(v, |(l, _)| l);
+        self.out.cfg.is_safe_env(name)
+    }
+
+    fn form(&self, a: usize, prog: usize, b: usize, keep: Keep, base: bool) -> String {
+        let len = self
+            .out
+            .word(b.saturating_sub(1))
+            .v1
+            .saturating_sub(self.out.word(a).v0);
+        let mut s = String::with_capacity(len + 8);
+        let mut first = true;
+        for i in a..b {
+            if i < prog {
+                match keep {
+                    Keep::All => {}
+                    Keep::Unsafe if !self.is_safe(i) => {}
+                    _ => continue,
+                }
+            }
+            let v = self.v(i);
+            let v = if i == prog && base { basename(v) } else { v };
+            if !first {
+                s.push(' ');
+            }
+            first = false;
+            if v.is_empty() {
+                s.push_str("''");
+            } else {
+                s.push_str(v);
+            }
+        }
+        s
+    }
+
+    /// The text shown for `words[a..b]`.
+    fn shown(&self, a: usize, b: usize) -> String {
+        let flags = (a..b).fold(0, |f, i| f | self.w(i).flags);
+        display(&self.form(a, a, b, Keep::All, false), flags)
+    }
+
+    /// Emits the pieces of the simple command `words[a..b]` and of what it
+    /// runs. `stdin_fed` when its standard input is a here-document, a
+    /// here-string or a pipe.
+    pub(super) fn emit_simple(&mut self, a: usize, b: usize, stdin_fed: bool) -> Res<()> {
+        self.analyse(a, b, false, stdin_fed)
+    }
+
+    fn analyse(&mut self, a: usize, b: usize, by_value: bool, stdin_fed: bool) -> Res<()> {
+        let mut prog = a;
+        while prog < b && self.is_assign(prog, by_value) {
+            prog += 1;
+        }
+        if prog == b {
+            if a < b {
+                // Assignments alone change the shell's state for what
+                // follows (`PATH=…`): an allow rule must spell them.
+                let text = self.shown(a, b);
+                let value = self.form(a, b, b, Keep::All, false);
+                self.out
+                    .push(Piece::with_value(Kind::Command, text, value))?;
+            }
+            return Ok(());
+        }
+        let pw = self.w(prog);
+        if pw.flags & COMPUTED != 0 {
+            let text = self.shown(a, b);
+            let why = format!(
+                "the program name `{}` is computed when the command runs",
+                snippet(self.v(prog))
+            );
+            return self.out.push(Piece::opaque(Kind::Command, text, why));
+        }
+        let plan = if pw.flags & ODD != 0 {
+            Plan::Plain
+        } else {
+            self.plan(prog, b, stdin_fed)
+        };
+        let own = match &plan {
+            Plan::Inner {
+                transparent: true, ..
+            }
+            | Plan::Scripts {
+                transparent: true, ..
+            } => Kind::Constraint,
+            _ => Kind::Command,
+        };
+        self.emit_forms(a, prog, b, own)?;
+        match plan {
+            Plan::Plain => Ok(()),
+            Plan::Opaque(why) => {
+                let text = self.shown(a, b);
+                self.out.push(Piece::opaque(Kind::Command, text, why))
+            }
+            Plan::Inner {
+                start,
+                end,
+                by_value,
+                ..
+            } => self.inner(start, end, by_value, stdin_fed),
+            Plan::Inners(list) => {
+                for (start, end) in list {
+                    self.inner(start, end, false, stdin_fed)?;
+                }
+                Ok(())
+            }
+            Plan::Scripts { scripts, .. } => {
+                for s in scripts {
+                    self.nested(&s)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn inner(&mut self, a: usize, b: usize, by_value: bool, stdin_fed: bool) -> Res<()> {
+        if a >= b {
+            return Ok(());
+        }
+        self.enter()?;
+        let r = self.analyse(a, b, by_value, stdin_fed);
+        self.leave();
+        r
+    }
+
+    /// The ordinary form of `words[a..b]` (program at `prog`) and its
+    /// constraint forms, deduplicated.
+    fn emit_forms(&mut self, a: usize, prog: usize, b: usize, own: Kind) -> Res<()> {
+        let flags = (a..b).fold(0, |f, i| f | self.w(i).flags);
+        let has_assign = prog > a;
+        let has_path = self.v(prog).contains('/');
+        if !has_assign && !has_path && flags & (INVIS | ODD) == 0 {
+            // The common case: one form, which is also the text.
+            let text = self.form(a, prog, b, Keep::All, false);
+            return self.out.push(Piece::new(own, text));
+        }
+        let any_safe = has_assign && (a..prog).any(|i| self.is_safe(i));
+        let full = self.form(a, prog, b, Keep::All, false);
+        let text = display(&full, flags);
+        let ordinary = if any_safe {
+            self.form(a, prog, b, Keep::Unsafe, false)
+        } else {
+            full.clone()
+        };
+        let mut forms: Vec<String> = Vec::new();
+        if has_assign {
+            forms.push(self.form(a, prog, b, Keep::None, false));
+        }
+        if has_path {
+            forms.push(self.form(a, prog, b, Keep::None, true));
+        }
+        if any_safe {
+            forms.push(full);
+        }
+        if flags & INVIS != 0 {
+            let seen: Vec<String> = std::iter::once(&ordinary)
+                .chain(forms.iter())
+                .map(|f| visible(f))
+                .collect();
+            forms.extend(seen);
+        }
+        if self.w(prog).flags & ODD != 0 {
+            let why = format!(
+                "the program name `{}` has characters outside printable ASCII",
+                snippet(self.v(prog))
+            );
+            self.out.push(Piece::opaque(own, text.clone(), why))?;
+        } else {
+            self.out
+                .push(Piece::with_value(own, text.clone(), ordinary.clone()))?;
+        }
+        for (k, f) in forms.iter().enumerate() {
+            let earlier = forms.get(..k).unwrap_or(&[]);
+            if f.is_empty() || *f == ordinary || earlier.contains(f) {
+                continue;
+            }
+            self.out
+                .push(Piece::with_value(Kind::Constraint, text.clone(), f.clone()))?;
+        }
+        Ok(())
+    }
+
+    /// What the program at `prog` runs.
+    fn plan(&self, prog: usize, b: usize, stdin_fed: bool) -> Plan {
+        let name = basename(self.v(prog));
+        if let Some(spec) = wrapper(name) {
+            return self.wrapped(name, &spec, prog, b);
+        }
+        match name {
+            "env" => {
+                if (prog + 1..b).any(|i| {
+                    let v = self.v(i);
+                    v == "-S"
+                        || v.starts_with("--split-string")
+                        || (v.starts_with("-S") && !v.starts_with("--"))
+                }) {
+                    return Plan::Opaque("`env -S` splits a string into a command".into());
+                }
+                let options = prog + 1 < b && self.v(prog + 1).starts_with('-');
+                match self.wrapped(name, &ENV, prog, b) {
+                    Plan::Inner {
+                        start,
+                        end,
+                        by_value,
+                        ..
+                    } => Plan::Inner {
+                        start,
+                        end,
+                        by_value,
+                        transparent: !options,
+                    },
+                    other => other,
+                }
+            }
+            "sudo" => self.wrapped(name, &SUDO, prog, b),
+            "doas" => self.wrapped(name, &DOAS, prog, b),
+            "xargs" => self.wrapped(name, &XARGS, prog, b),
+            "find" => self.find(prog, b),
+            "watch" => self.watch(prog, b),
+            "eval" => {
+                let mut i = prog + 1;
+                if self.v(i) == "--" && i < b {
+                    i += 1;
+                }
+                self.script_of(name, i, b, true)
+            }
+            "trap" => self.trap(prog, b),
+            "alias" => self.alias(prog, b),
+            "source" | "." => {
+                let mut i = prog + 1;
+                if self.v(i) == "--" && i < b {
+                    i += 1;
+                }
+                self.script_file(name, i, b, stdin_fed)
+            }
+            n if is_shell(n) => self.shell(n, prog, b, stdin_fed),
+            _ => Plan::Plain,
+        }
+    }
+
+    /// Reads options by `spec` from `words[i..b]`.
+    fn options(&self, name: &str, spec: &Spec, mut i: usize, b: usize) -> Opts {
+        while i < b {
+            let w = self.w(i);
+            let v = self.v(i);
+            if w.flags & COMPUTED != 0 && v.starts_with('-') {
+                return Opts::Unknown(format!(
+                    "an option of `{name}` is computed when the command runs"
+                ));
+            }
+            if v == "--" {
+                return Opts::At(i + 1);
+            }
+            if let Some(long) = v.strip_prefix("--").filter(|l| !l.is_empty()) {
+                let (key, has_value) = match long.split_once('=') {
+                    Some((k, _)) => (k, true),
+                    None => (long, false),
+                };
+                let dashed = format!("--{key}");
+                if spec.long_args.contains(&dashed.as_str()) {
+                    i += if has_value { 1 } else { 2 };
+                } else if spec.long_flags.contains(&dashed.as_str()) {
+                    i += 1;
+                } else {
+                    return Opts::Unknown(format!(
+                        "`{name}` has an option this splitter does not know: `{}`",
+                        snippet(v)
+                    ));
+                }
+                continue;
+            }
+            let Some(cluster) = v.strip_prefix('-').filter(|c| !c.is_empty()) else {
+                break;
+            };
+            if spec.numeric && cluster.bytes().all(|c| c.is_ascii_digit()) {
+                i += 1;
+                continue;
+            }
+            let mut step = 1;
+            for (k, c) in cluster.char_indices() {
+                if spec.no_cmd.contains(c) {
+                    return Opts::NoCommand;
+                }
+                if spec.flags.contains(c) {
+                    continue;
+                }
+                if spec.args.contains(c) {
+                    if k + c.len_utf8() == cluster.len() {
+                        step = 2;
+                    }
+                    break;
+                }
+                return Opts::Unknown(format!(
+                    "`{name}` has an option this splitter does not know: `-{c}`"
+                ));
+            }
+            i += step;
+        }
+        Opts::At(i)
+    }
+
+    fn wrapped(&self, name: &str, spec: &Spec, prog: usize, b: usize) -> Plan {
+        match self.options(name, spec, prog + 1, b) {
+            Opts::NoCommand => Plan::Plain,
+            Opts::Unknown(why) => Plan::Opaque(why),
+            Opts::At(i) => {
+                let start = (i + spec.positional).min(b);
+                let mut cmd = start;
+                if spec.assigns {
+                    while cmd < b && self.is_assign(cmd, true) {
+                        cmd += 1;
+                    }
+                }
+                if cmd >= b {
+                    return Plan::Plain;
+                }
+                Plan::Inner {
+                    start,
+                    end: b,
+                    by_value: spec.assigns,
+                    transparent: spec.transparent,
+                }
+            }
+        }
+    }
+
+    fn find(&self, prog: usize, b: usize) -> Plan {
+        let mut list = Vec::new();
+        let mut i = prog + 1;
+        while i < b {
+            if matches!(self.v(i), "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let start = i + 1;
+                let mut end = start;
+                while end < b {
+                    let v = self.v(end);
+                    if v == ";" || (v == "+" && end > start && self.v(end - 1) == "{}") {
+                        break;
+                    }
+                    end += 1;
+                }
+                list.push((start, end));
+                i = end + 1;
+            } else {
+                i += 1;
+            }
+        }
+        if list.is_empty() {
+            Plan::Plain
+        } else {
+            Plan::Inners(list)
+        }
+    }
+
+    fn watch(&self, prog: usize, b: usize) -> Plan {
+        let exec = (prog + 1..b)
+            .take_while(|&i| self.v(i).starts_with('-'))
+            .any(|i| {
+                let v = self.v(i);
+                v == "--exec" || (!v.starts_with("--") && v.contains('x'))
+            });
+        match self.options("watch", &WATCH, prog + 1, b) {
+            Opts::NoCommand => Plan::Plain,
+            Opts::Unknown(why) => Plan::Opaque(why),
+            Opts::At(i) if i >= b => Plan::Plain,
+            Opts::At(i) if exec => Plan::Inner {
+                start: i,
+                end: b,
+                by_value: false,
+                transparent: false,
+            },
+            // Without `-x`, watch joins its arguments and runs them with
+            // `sh -c`.
+            Opts::At(i) => self.script_of("watch", i, b, false),
+        }
+    }
+
+    /// The script made of `words[i..b]` joined by spaces, which must be
+    /// written literally.
+    fn script_of(&self, name: &str, i: usize, b: usize, transparent: bool) -> Plan {
+        if i >= b {
+            return Plan::Plain;
+        }
+        if (i..b).any(|k| self.w(k).flags & COMPUTED != 0) {
+            return Plan::Opaque(format!(
+                "the string `{name}` runs is computed when the command runs"
+            ));
+        }
+        let mut s = String::new();
+        for k in i..b {
+            if k > i {
+                s.push(' ');
+            }
+            s.push_str(self.v(k));
+        }
+        Plan::Scripts {
+            scripts: vec![s],
+            transparent,
+        }
+    }
+
+    /// A shell or `source` given a script file at word `i`.
+    fn script_file(&self, name: &str, i: usize, b: usize, stdin_fed: bool) -> Plan {
+        if i >= b {
+            return Plan::Plain;
+        }
+        if self.w(i).flags & COMPUTED != 0 {
+            return Plan::Opaque(format!(
+                "the script `{name}` runs is computed when the command runs"
+            ));
+        }
+        if stdin_fed && matches!(self.v(i), "/dev/stdin" | "-" | "/dev/fd/0") {
+            return Plan::Opaque(format!(
+                "`{name}` reads its commands from a here-document or a pipe"
+            ));
+        }
+        Plan::Plain
+    }
+
+    fn shell(&self, name: &str, prog: usize, b: usize, stdin_fed: bool) -> Plan {
+        let mut i = prog + 1;
+        let mut has_c = false;
+        let mut reads_stdin = false;
+        let mut clean = true;
+        while i < b {
+            let w = self.w(i);
+            let v = self.v(i);
+            if w.flags & COMPUTED != 0 {
+                return Plan::Opaque(format!(
+                    "the arguments of `{name}` are computed when the command runs"
+                ));
+            }
+            if v == "--" || v == "-" {
+                i += 1;
+                break;
+            }
+            if let Some(long) = v.strip_prefix("--") {
+                match long {
+                    "rcfile" | "init-file" => {
+                        clean = false;
+                        i += 2;
+                    }
+                    "norc" | "noprofile" | "posix" => i += 1,
+                    _ => {
+                        clean = false;
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            let Some(cluster) = v
+                .strip_prefix('-')
+                .or_else(|| v.strip_prefix('+'))
+                .filter(|c| !c.is_empty())
+            else {
+                break;
+            };
+            let mut takes = 0;
+            for c in cluster.chars() {
+                match c {
+                    'c' => has_c = true,
+                    's' => reads_stdin = true,
+                    'o' | 'O' => takes += 1,
+                    'e' | 'u' | 'x' | 'v' | 'f' | 'n' | 'a' | 'b' | 'h' | 'k' | 'm' | 'p' | 't'
+                    | 'B' | 'C' | 'E' | 'H' | 'P' | 'T' => {}
+                    _ => clean = false,
+                }
+            }
+            i += 1 + takes;
+        }
+        if has_c {
+            if i >= b {
+                return Plan::Plain;
+            }
+            if self.w(i).flags & COMPUTED != 0 {
+                return Plan::Opaque(format!(
+                    "the script of `{name} -c` is computed when the command runs"
+                ));
+            }
+            return Plan::Scripts {
+                scripts: vec![self.v(i).to_string()],
+                transparent: clean,
+            };
+        }
+        if reads_stdin || i >= b {
+            return if stdin_fed {
+                Plan::Opaque(format!(
+                    "`{name}` reads its commands from a here-document or a pipe"
+                ))
+            } else {
+                Plan::Plain
+            };
+        }
+        self.script_file(name, i, b, stdin_fed)
+    }
+
+    fn trap(&self, prog: usize, b: usize) -> Plan {
+        let mut i = prog + 1;
+        if i < b {
+            match self.v(i) {
+                "--" => i += 1,
+                v if v.starts_with('-') && v.len() > 1 => return Plan::Plain,
+                _ => {}
+            }
+        }
+        // One operand is a signal to reset; with more, the first is the
+        // action, run when a signal (or EXIT) comes.
+        if b.saturating_sub(i) < 2 || matches!(self.v(i), "-" | "") {
+            return Plan::Plain;
+        }
+        self.script_of("trap", i, i + 1, false)
+    }
+
+    fn alias(&self, prog: usize, b: usize) -> Plan {
+        let mut scripts = Vec::new();
+        for i in prog + 1..b {
+            let v = self.v(i);
+            let Some((_, body)) = v.split_once('=') else {
+                continue;
+            };
+            if self.w(i).flags & (PARAM | SUBST | super::parse::ARITH) != 0 {
+                return Plan::Opaque(
+                    "the value of an alias is computed when the command runs".into(),
+                );
+            }
+            scripts.push(body.to_string());
+        }
+        if scripts.is_empty() {
+            Plan::Plain
+        } else {
+            Plan::Scripts {
+                scripts,
+                transparent: false,
+            }
+        }
+    }
+}

@@ -1,0 +1,869 @@
+//! Unit cases for every construct the splitter reads, with the pieces
+//! expected, and the quick path checked against the parser.
+
+use super::*;
+
+/// One line per piece: `cmd:` and `con:` for command and constraint forms,
+/// `w:` and `r:` for redirect targets, the value, then `[text]` when the
+/// text differs; `!text` for an opaque piece.
+fn show(cmd: &str) -> Vec<String> {
+    match split_command(cmd, &ShellConfig::default()) {
+        Ok(ps) => ps.iter().map(render).collect(),
+        Err(e) => vec![format!("ERR {:?}: {}", e.kind, e.message)],
+    }
+}
+
+fn render(p: &Piece) -> String {
+    let k = match p.kind {
+        Kind::Command => "cmd",
+        Kind::Constraint => "con",
+        Kind::Write => "w",
+        Kind::Read => "r",
+    };
+    match p.value() {
+        Some(v) if v == p.text => format!("{k}:{v}"),
+        Some(v) => format!("{k}:{v} [{}]", p.text),
+        None => format!("{k}!{}", p.text),
+    }
+}
+
+#[track_caller]
+fn check(cmd: &str, want: &[&str]) {
+    assert_eq!(show(cmd), want, "command {cmd:?}");
+}
+
+#[track_caller]
+fn err(cmd: &str, kind: ErrorKind) {
+    match split_command(cmd, &ShellConfig::default()) {
+        Err(e) => assert_eq!(e.kind, kind, "command {cmd:?}: {}", e.message),
+        Ok(ps) => panic!(
+            "command {cmd:?} split into {:?}, want an error",
+            ps.iter().map(render).collect::<Vec<_>>()
+        ),
+    }
+}
+
+#[test]
+fn separators() {
+    check(
+        "git status && rm -rf /",
+        &["cmd:git status", "cmd:rm -rf /"],
+    );
+    check("a; b", &["cmd:a", "cmd:b"]);
+    check("a || b", &["cmd:a", "cmd:b"]);
+    check("a | b", &["cmd:a", "cmd:b"]);
+    check("a |& b", &["cmd:a", "cmd:b"]);
+    check("a & b", &["cmd:a", "cmd:b"]);
+    check("a &", &["cmd:a"]);
+    check("a\nb\n\nc", &["cmd:a", "cmd:b", "cmd:c"]);
+    check("a &&\n b", &["cmd:a", "cmd:b"]);
+    check("a\\\n && b", &["cmd:a", "cmd:b"]);
+    check("a &\\\n& b", &["cmd:a", "cmd:b"]);
+    check("! a && b", &["cmd:a", "cmd:b"]);
+}
+
+#[test]
+fn grouping_and_substitution() {
+    check("(a; b) && { c; d; }", &["cmd:a", "cmd:b", "cmd:c", "cmd:d"]);
+    check("((a))", &["cmd:((a))"]);
+    check("( (a) )", &["cmd:a"]);
+    check("$( (a) )", &["cmd:a", "cmd!$( (a) )"]);
+    check(
+        "echo $(rm -rf /)",
+        &["cmd:rm -rf /", "cmd:echo $(rm -rf /)"],
+    );
+    check("echo `rm -rf /`", &["cmd:rm -rf /", "cmd:echo `rm -rf /`"]);
+    check(
+        "echo \"$(rm a)\" \"`rm b`\"",
+        &["cmd:rm a", "cmd:rm b", "cmd:echo $(rm a) `rm b`"],
+    );
+    check(
+        "echo `echo \\`rm x\\``",
+        &["cmd:rm x", "cmd:echo `rm x`", "cmd:echo `echo \\`rm x\\``"],
+    );
+    check(
+        "diff <(ls a) >(rm b)",
+        &["cmd:ls a", "cmd:rm b", "cmd:diff <(ls a) >(rm b)"],
+    );
+    check("echo x<(rm y)", &["cmd:rm y", "cmd:echo x<(rm y)"]);
+    check(
+        "echo ${x:-$(rm y)}",
+        &["cmd:rm y", "cmd:echo ${x:-$(rm y)}"],
+    );
+    check(
+        "echo $((1 + $(rm y)))",
+        &["cmd:rm y", "cmd:echo $((1 + $(rm y)))"],
+    );
+    check(
+        "echo $(case x in a) rm y;; esac)",
+        &["cmd:rm y", "cmd:echo $(case x in a) rm y;; esac)"],
+    );
+    check(
+        "x=$(rm y) ls",
+        &["cmd:rm y", "cmd:x=$(rm y) ls", "con:ls [x=$(rm y) ls]"],
+    );
+    check("a=(1 $(rm z) 3)", &["cmd:rm z", "cmd:a=(1 $(rm z) 3)"]);
+    check("cat $(< f)", &["r:f [< f]", "cmd:cat $(< f)"]);
+    check("[[ -f $(rm x) ]]", &["cmd:rm x"]);
+    check("[[ a < b && c ]] && d", &["cmd:d"]);
+    check("(( x = $(rm y) ))", &["cmd:rm y"]);
+}
+
+#[test]
+fn control_flow() {
+    check(
+        "if a; then b; elif c; then d; else e; fi",
+        &["cmd:a", "cmd:b", "cmd:c", "cmd:d", "cmd:e"],
+    );
+    check("while a; do b; done", &["cmd:a", "cmd:b"]);
+    check("until a; do b; done", &["cmd:a", "cmd:b"]);
+    check("for f in $(ls); do rm $f; done", &["cmd:ls", "cmd:rm $f"]);
+    check("for f; do rm $f; done", &["cmd:rm $f"]);
+    check("for ((i=0; i<3; i++)); do rm $i; done", &["cmd:rm $i"]);
+    check("for x in a b\ndo\n rm $x\ndone", &["cmd:rm $x"]);
+    check("select x in a; do rm $x; done", &["cmd:rm $x"]);
+    check(
+        "case $x in a) rm a;; (b|c) ls;& *) pwd;;& esac",
+        &["cmd:rm a", "cmd:ls", "cmd:pwd"],
+    );
+    check("case x in\n a) rm a\n ;;\nesac", &["cmd:rm a"]);
+    check("f() { rm -rf /; }", &["cmd:rm -rf /"]);
+    check("function f { rm x; }", &["cmd:rm x"]);
+    check("function f() ( rm x )", &["cmd:rm x"]);
+    check("{ if a; then b; fi }", &["cmd:a", "cmd:b"]);
+    check("time { a; b; }", &["cmd:a", "cmd:b"]);
+    check("coproc rm x", &["cmd:rm x"]);
+    check("coproc NAME { rm x; }", &["cmd:rm x"]);
+    check("echo if then fi", &["cmd:echo if then fi"]);
+    check(
+        "while a; do b; done > out",
+        &["cmd:a", "cmd:b", "w:out [> out]"],
+    );
+}
+
+#[test]
+fn normalisation() {
+    check("r''m -rf /", &["cmd:rm -rf /"]);
+    check("\"rm\" x", &["cmd:rm x"]);
+    check("\\rm x", &["cmd:rm x"]);
+    check("$'\\x72m' x", &["cmd:rm x"]);
+    check("$'\\162\\u006d' x", &["cmd:rm x"]);
+    check("r\\\nm x", &["cmd:rm x"]);
+    check("echo   a \t  b  ", &["cmd:echo a b"]);
+    check("echo a # rm x\nls", &["cmd:echo a", "cmd:ls"]);
+    check("# rm x", &["cmd:# rm x"]);
+    check("echo a#b", &["cmd:echo a#b"]);
+    check("echo \"a  b\" 'c'\"d\"", &["cmd:echo a  b cd"]);
+    check("echo \"\"", &["cmd:echo ''"]);
+    check("echo \"\\$x \\\" \\a\"", &["cmd:echo $x \" \\a"]);
+    check("echo $\"x\"", &["cmd:echo x"]);
+    check("echo $'a\\'b'", &["cmd:echo a'b"]);
+    check("echo $'a\\0b'", &["cmd:echo a"]);
+    check("", &["cmd:"]);
+}
+
+#[test]
+fn wrappers() {
+    check(
+        "timeout 5 rm -rf /",
+        &["con:timeout 5 rm -rf /", "cmd:rm -rf /"],
+    );
+    check(
+        "timeout -s KILL -k 1 5 rm x",
+        &["con:timeout -s KILL -k 1 5 rm x", "cmd:rm x"],
+    );
+    check(
+        "timeout --signal=KILL 5 rm x",
+        &["con:timeout --signal=KILL 5 rm x", "cmd:rm x"],
+    );
+    check("time -p rm x", &["con:time -p rm x", "cmd:rm x"]);
+    check("nice -n 5 rm x", &["con:nice -n 5 rm x", "cmd:rm x"]);
+    check("nice -10 rm x", &["con:nice -10 rm x", "cmd:rm x"]);
+    check("nohup rm x &", &["con:nohup rm x", "cmd:rm x"]);
+    check(
+        "stdbuf -oL -e0 rm x",
+        &["con:stdbuf -oL -e0 rm x", "cmd:rm x"],
+    );
+    check("command rm x", &["con:command rm x", "cmd:rm x"]);
+    check("command -v rm", &["cmd:command -v rm"]);
+    check("builtin echo x", &["con:builtin echo x", "cmd:echo x"]);
+    check("exec -a name rm x", &["con:exec -a name rm x", "cmd:rm x"]);
+    check("exec 3> f", &["cmd:exec", "w:f [3> f]"]);
+    check(
+        "env FOO=1 rm x",
+        &[
+            "con:env FOO=1 rm x",
+            "cmd:FOO=1 rm x",
+            "con:rm x [FOO=1 rm x]",
+        ],
+    );
+    check(
+        "env -i PATH=/x rm x",
+        &[
+            "cmd:env -i PATH=/x rm x",
+            "cmd:PATH=/x rm x",
+            "con:rm x [PATH=/x rm x]",
+        ],
+    );
+    check(
+        "env NODE_ENV=test npm test",
+        &[
+            "con:env NODE_ENV=test npm test",
+            "cmd:npm test [NODE_ENV=test npm test]",
+            "con:NODE_ENV=test npm test",
+        ],
+    );
+    check("env", &["cmd:env"]);
+    check("env -S 'rm x'", &["cmd:env -S rm x", "cmd!env -S rm x"]);
+    check("xargs rm", &["cmd:xargs rm", "cmd:rm"]);
+    check(
+        "xargs -0 -n1 -I{} rm {}",
+        &["cmd:xargs -0 -n1 -I{} rm {}", "cmd:rm {}"],
+    );
+    check("xargs", &["cmd:xargs"]);
+    check("sudo rm -rf /", &["cmd:sudo rm -rf /", "cmd:rm -rf /"]);
+    check(
+        "sudo -u root -E FOO=1 rm x",
+        &[
+            "cmd:sudo -u root -E FOO=1 rm x",
+            "cmd:FOO=1 rm x",
+            "con:rm x [FOO=1 rm x]",
+        ],
+    );
+    check("sudo -e /etc/passwd", &["cmd:sudo -e /etc/passwd"]);
+    check(
+        "sudo --weird rm x",
+        &["cmd:sudo --weird rm x", "cmd!sudo --weird rm x"],
+    );
+    check("sudo $OPT rm x", &["cmd:sudo $OPT rm x", "cmd!$OPT rm x"]);
+    check(
+        "sudo -$OPT rm x",
+        &["cmd:sudo -$OPT rm x", "cmd!sudo -$OPT rm x"],
+    );
+    check("doas -u root rm x", &["cmd:doas -u root rm x", "cmd:rm x"]);
+    check(
+        "find . -name x -exec rm {} \\;",
+        &["cmd:find . -name x -exec rm {} ;", "cmd:rm {}"],
+    );
+    check(
+        "find . -exec rm {} + -ok mv {} y \\;",
+        &[
+            "cmd:find . -exec rm {} + -ok mv {} y ;",
+            "cmd:rm {}",
+            "cmd:mv {} y",
+        ],
+    );
+    check("find . -delete", &["cmd:find . -delete"]);
+    check(
+        "watch -n 1 'rm x; ls'",
+        &["cmd:watch -n 1 rm x; ls", "cmd:rm x", "cmd:ls"],
+    );
+    check("watch -x rm x", &["cmd:watch -x rm x", "cmd:rm x"]);
+    check(
+        "timeout 5 sudo nice rm x",
+        &[
+            "con:timeout 5 sudo nice rm x",
+            "cmd:sudo nice rm x",
+            "con:nice rm x",
+            "cmd:rm x",
+        ],
+    );
+    check(
+        "/usr/bin/timeout 5 rm x",
+        &[
+            "con:/usr/bin/timeout 5 rm x",
+            "con:timeout 5 rm x [/usr/bin/timeout 5 rm x]",
+            "cmd:rm x",
+        ],
+    );
+}
+
+#[test]
+fn nested_shells() {
+    check(
+        "bash -c 'rm -rf /'",
+        &["con:bash -c rm -rf /", "cmd:rm -rf /"],
+    );
+    check(
+        "sh -c \"git status; rm x\"",
+        &["con:sh -c git status; rm x", "cmd:git status", "cmd:rm x"],
+    );
+    check("zsh -c 'rm x'", &["con:zsh -c rm x", "cmd:rm x"]);
+    check(
+        "bash -e -o pipefail -c 'rm x'",
+        &["con:bash -e -o pipefail -c rm x", "cmd:rm x"],
+    );
+    check("bash -lc 'rm x'", &["cmd:bash -lc rm x", "cmd:rm x"]);
+    check(
+        "/bin/sh -c 'rm x' arg0 a",
+        &[
+            "con:/bin/sh -c rm x arg0 a",
+            "con:sh -c rm x arg0 a [/bin/sh -c rm x arg0 a]",
+            "cmd:rm x",
+        ],
+    );
+    check(
+        "bash -c \"$CMD\"",
+        &["cmd:bash -c $CMD", "cmd!bash -c $CMD"],
+    );
+    check(
+        "bash -c \"rm $x\"",
+        &["cmd:bash -c rm $x", "cmd!bash -c rm $x"],
+    );
+    check(
+        "bash -c 'rm \"$1\"' _ x",
+        &["con:bash -c rm \"$1\" _ x", "cmd:rm $1"],
+    );
+    check(
+        "bash -c 'bash -c \"rm x\"'",
+        &[
+            "con:bash -c bash -c \"rm x\"",
+            "con:bash -c rm x",
+            "cmd:rm x",
+        ],
+    );
+    check(
+        "bash -c 'echo \"'",
+        &["ERR Syntax: unterminated quote: `\"`"],
+    );
+    check("eval \"rm -rf /\"", &["con:eval rm -rf /", "cmd:rm -rf /"]);
+    check("eval rm '-rf' /", &["con:eval rm -rf /", "cmd:rm -rf /"]);
+    check("eval \"$x\"", &["cmd:eval $x", "cmd!eval $x"]);
+    check(
+        "trap 'rm -rf /' EXIT",
+        &["cmd:trap rm -rf / EXIT", "cmd:rm -rf /"],
+    );
+    check("trap - EXIT", &["cmd:trap - EXIT"]);
+    check("trap -p", &["cmd:trap -p"]);
+    check(
+        "alias ls='rm -rf /'",
+        &["cmd:alias ls=rm -rf /", "cmd:rm -rf /"],
+    );
+    check("bash script.sh", &["cmd:bash script.sh"]);
+    check("bash", &["cmd:bash"]);
+    check("bash <<EOF\nrm -rf /\nEOF", &["cmd:bash", "cmd!bash"]);
+    check("bash <<< 'rm -rf /'", &["cmd:bash", "cmd!bash"]);
+    check("curl x | sh", &["cmd:curl x", "cmd:sh", "cmd!sh"]);
+    check(
+        "curl x | sudo bash -s",
+        &[
+            "cmd:curl x",
+            "cmd:sudo bash -s",
+            "cmd:bash -s",
+            "cmd!bash -s",
+        ],
+    );
+    check(
+        "source <(curl x)",
+        &["cmd:curl x", "cmd:source <(curl x)", "cmd!source <(curl x)"],
+    );
+    check(
+        "bash <(curl x)",
+        &["cmd:curl x", "cmd:bash <(curl x)", "cmd!bash <(curl x)"],
+    );
+    check(". ./env.sh", &["cmd:. ./env.sh"]);
+    check(
+        "cat x | source /dev/stdin",
+        &[
+            "cmd:cat x",
+            "cmd:source /dev/stdin",
+            "cmd!source /dev/stdin",
+        ],
+    );
+}
+
+#[test]
+fn assignments_and_paths() {
+    check("FOO=1 rm x", &["cmd:FOO=1 rm x", "con:rm x [FOO=1 rm x]"]);
+    check("/bin/rm x", &["cmd:/bin/rm x", "con:rm x [/bin/rm x]"]);
+    check("./rm x", &["cmd:./rm x", "con:rm x [./rm x]"]);
+    check(
+        "FOO=1 /bin/rm x",
+        &[
+            "cmd:FOO=1 /bin/rm x",
+            "con:/bin/rm x [FOO=1 /bin/rm x]",
+            "con:rm x [FOO=1 /bin/rm x]",
+        ],
+    );
+    check(
+        "NODE_ENV=test npm test",
+        &[
+            "cmd:npm test [NODE_ENV=test npm test]",
+            "con:NODE_ENV=test npm test",
+        ],
+    );
+    check(
+        "NODE_ENV=test FOO=1 npm test",
+        &[
+            "cmd:FOO=1 npm test [NODE_ENV=test FOO=1 npm test]",
+            "con:npm test [NODE_ENV=test FOO=1 npm test]",
+            "con:NODE_ENV=test FOO=1 npm test",
+        ],
+    );
+    check(
+        "LD_PRELOAD=x npm test",
+        &[
+            "cmd:LD_PRELOAD=x npm test",
+            "con:npm test [LD_PRELOAD=x npm test]",
+        ],
+    );
+    check(
+        "NODE_ENV=$(x) npm test",
+        &[
+            "cmd:x",
+            "cmd:NODE_ENV=$(x) npm test",
+            "con:npm test [NODE_ENV=$(x) npm test]",
+        ],
+    );
+    check("PATH=/tmp/evil", &["cmd:PATH=/tmp/evil"]);
+    check("A=1 B=2", &["cmd:A=1 B=2"]);
+    check("\"FOO=1\" rm x", &["cmd:FOO=1 rm x"]);
+    check(
+        "a[1]=x b+=y rm z",
+        &["cmd:a[1]=x b+=y rm z", "con:rm z [a[1]=x b+=y rm z]"],
+    );
+    check("echo FOO=1", &["cmd:echo FOO=1"]);
+    check("~/bin/rm x", &["cmd:~/bin/rm x", "con:rm x [~/bin/rm x]"]);
+}
+
+#[test]
+fn redirects() {
+    check("echo x > out.txt", &["cmd:echo x", "w:out.txt [> out.txt]"]);
+    check(
+        "echo x >> out.txt 2>&1",
+        &["cmd:echo x", "w:out.txt [>> out.txt]"],
+    );
+    check("echo x >| f", &["cmd:echo x", "w:f [>| f]"]);
+    check("ls &> all.log", &["cmd:ls", "w:all.log [&> all.log]"]);
+    check("ls &>> all.log", &["cmd:ls", "w:all.log [&>> all.log]"]);
+    check("ls 2> err.log", &["cmd:ls", "w:err.log [2> err.log]"]);
+    check("ls >&out", &["cmd:ls", "w:out [>& out]"]);
+    check("ls 2>&1 >&2 2>&-", &["cmd:ls"]);
+    check("ls 2>&1> f", &["cmd:ls", "w:f [> f]"]);
+    check("ls > /dev/null 2>/dev/null", &["cmd:ls"]);
+    check("cat < in.txt", &["cmd:cat", "r:in.txt [< in.txt]"]);
+    check("cat 0<in", &["cmd:cat", "r:in [0< in]"]);
+    check("cat <> f", &["cmd:cat", "w:f [<> f]", "r:f [<> f]"]);
+    check("> f", &["w:f [> f]"]);
+    check("> \"my file\" echo", &["cmd:echo", "w:my file [> my file]"]);
+    check("echo > $f", &["cmd:echo", "w!> $f"]);
+    check("echo > *.txt", &["cmd:echo", "w!> *.txt"]);
+    check(
+        "echo > ~/.bashrc",
+        &["cmd:echo", "w:~/.bashrc [> ~/.bashrc]"],
+    );
+    check("ls {fd}> f", &["cmd:ls", "w:f [> f]"]);
+    check("ls 2> >(tee log)", &["cmd:tee log", "cmd:ls"]);
+    check("cat <<EOF\n$(rm -rf /)\nEOF", &["cmd:cat", "cmd:rm -rf /"]);
+    check("cat <<'EOF'\n$(rm -rf /)\nEOF", &["cmd:cat"]);
+    check(
+        "cat <<-EOF\n\t$(rm x)\n\tEOF\nls",
+        &["cmd:cat", "cmd:rm x", "cmd:ls"],
+    );
+    check(
+        "cat <<A <<B\n$(rm a)\nA\n$(rm b)\nB",
+        &["cmd:cat", "cmd:rm a", "cmd:rm b"],
+    );
+    check("cat <<EOF | rm x\nbody\nEOF", &["cmd:cat", "cmd:rm x"]);
+    check("cat <<< $(rm x)", &["cmd:rm x", "cmd:cat"]);
+    check("echo >", &["ERR Syntax: a redirect has no target: `>`"]);
+}
+
+#[test]
+fn opaque() {
+    check("$CMD -rf /", &["cmd!$CMD -rf /"]);
+    check("${CMD} x", &["cmd!${CMD} x"]);
+    check("$(echo rm) -rf /", &["cmd:echo rm", "cmd!$(echo rm) -rf /"]);
+    check("`echo rm` x", &["cmd:echo rm", "cmd!`echo rm` x"]);
+    check("{rm,-rf,/}", &["cmd!{rm,-rf,/}"]);
+    check("r{m,} x", &["cmd!r{m,} x"]);
+    check("/bin/r? x", &["cmd!/bin/r? x"]);
+    check("$((1)) x", &["cmd!$((1)) x"]);
+    let p = split_command("$CMD x", &ShellConfig::default()).unwrap();
+    assert_eq!(
+        p[0].opaque_reason(),
+        Some("the program name `$CMD` is computed when the command runs")
+    );
+}
+
+#[test]
+fn unicode() {
+    check(
+        "r\u{200b}m -rf /",
+        &["cmd!r\\u{200b}m -rf /", "con:rm -rf / [r\\u{200b}m -rf /]"],
+    );
+    check(
+        "echo \u{202e}x",
+        &[
+            "cmd:echo \u{202e}x [echo \\u{202e}x]",
+            "con:echo x [echo \\u{202e}x]",
+        ],
+    );
+    check(
+        "rm\u{a0}-rf /",
+        &["cmd!rm\\u{a0}-rf /", "con:rm -rf / [rm\\u{a0}-rf /]"],
+    );
+    check("ｒｍ x", &["cmd!ｒｍ x"]);
+    check("echo é", &["cmd:echo é"]);
+    check("ls\r", &["cmd!ls\\u{d}", "con:ls [ls\\u{d}]"]);
+    check(
+        "echo 'a\nb'",
+        &[
+            "cmd:echo a\nb [echo a\\u{a}b]",
+            "con:echo a b [echo a\\u{a}b]",
+        ],
+    );
+}
+
+#[test]
+fn syntax_errors() {
+    for cmd in [
+        "echo 'x",
+        "echo \"x",
+        "echo $(x",
+        "echo `x",
+        "echo ${x",
+        "echo $((1",
+        "echo $'x",
+        "(a",
+        "a)",
+        "{ a; ",
+        "a && ",
+        "a |",
+        "; a",
+        "a ;;",
+        "if a; then b",
+        "if a; b; fi",
+        "fi",
+        "done",
+        "while a; do b",
+        "for x in a; b; done",
+        "case x in a) b",
+        "[[ a",
+        "echo @(a)",
+        "a=(1 2",
+        "f() a",
+        "echo a }; }",
+        "{ a; } b",
+    ] {
+        err(cmd, ErrorKind::Syntax);
+    }
+    check(
+        "echo $(ls",
+        &["ERR Syntax: the command ends too early: `echo $(ls`"],
+    );
+    check("fi", &["ERR Syntax: unexpected `fi`"]);
+}
+
+#[test]
+fn limits() {
+    let cfg = ShellConfig::default();
+    let long = "a ".repeat(6000);
+    let e = split_command(&long, &cfg).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::TooLong);
+    assert_eq!(
+        e.message,
+        "the command is 12000 bytes long, over the limit of 10000"
+    );
+    // 64 subjects are fine, 65 are not, on the quick path and off it.
+    let many = |n: usize, sep: &str| vec!["a"; n].join(sep);
+    assert_eq!(split_command(&many(64, " && "), &cfg).unwrap().len(), 64);
+    let e = split_command(&many(65, " && "), &cfg).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::TooManySubjects);
+    assert_eq!(e.message, "the command has more than 64 subjects");
+    assert_eq!(
+        split_command(&many(65, " && $(b) "), &cfg)
+            .unwrap_err()
+            .kind,
+        ErrorKind::TooManySubjects
+    );
+    // Constraint forms do not count.
+    assert_eq!(
+        split_command(&many(60, " && FOO=1 /bin/a "), &cfg)
+            .unwrap()
+            .len(),
+        60 + 59 * 2
+    );
+    // Nesting.
+    let deep = format!("{}x{}", "$(".repeat(60), ")".repeat(60));
+    assert_eq!(
+        split_command(&deep, &cfg).unwrap_err().kind,
+        ErrorKind::TooDeep
+    );
+    let deep = format!("{}x{}", "( ".repeat(200), " )".repeat(200));
+    assert_eq!(
+        split_command(&deep, &cfg).unwrap_err().kind,
+        ErrorKind::TooDeep
+    );
+    let deep = "timeout 1 ".repeat(100) + "x";
+    assert_eq!(
+        split_command(&deep, &cfg).unwrap_err().kind,
+        ErrorKind::TooDeep
+    );
+    let deep = "bash -c '".to_string() + &"eval ".repeat(80) + "x'";
+    assert_eq!(
+        split_command(&deep, &cfg).unwrap_err().kind,
+        ErrorKind::TooDeep
+    );
+    assert_eq!(
+        split_command("a\0b", &cfg).unwrap_err().kind,
+        ErrorKind::Nul
+    );
+}
+
+#[test]
+fn config() {
+    assert!(ShellConfig::default().check().is_ok());
+    let mut cfg = ShellConfig::default();
+    cfg.safe_env.push("LD_PRELOAD".into());
+    assert_eq!(
+        cfg.check().unwrap_err(),
+        "`LD_PRELOAD` can change what a program loads or runs, so it is never on the safe list"
+    );
+    // Never-safe names stay unsafe even when listed.
+    let p = split_command("LD_PRELOAD=x npm test", &cfg).unwrap();
+    assert_eq!(p[0].value(), Some("LD_PRELOAD=x npm test"));
+    // Redirects can be left unchecked.
+    let cfg = ShellConfig {
+        redirect_write: None,
+        redirect_read: None,
+        ..ShellConfig::default()
+    };
+    let p = split_command("cat < a > b", &cfg).unwrap();
+    assert_eq!(p.iter().map(render).collect::<Vec<_>>(), ["cmd:cat"]);
+    let p = split_command("cat a > b", &cfg).unwrap();
+    assert_eq!(p.iter().map(render).collect::<Vec<_>>(), ["cmd:cat a"]);
+}
+
+#[test]
+fn splitter_subjects() {
+    let s = ShellSplitter::default();
+    let args = Args::from_json(r#"{"command": "FOO=1 rm x > out; $X"}"#);
+    let subjects = s.split("bash", &args).unwrap();
+    let got: Vec<(String, Option<String>, String, bool)> = subjects
+        .iter()
+        .map(|s| {
+            (
+                s.args.raw().to_string(),
+                s.tool.clone(),
+                s.text.clone(),
+                s.constrain,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                r#"{"command":"FOO=1 rm x"}"#.into(),
+                None,
+                "FOO=1 rm x".into(),
+                false
+            ),
+            (
+                r#"{"command":"rm x"}"#.into(),
+                None,
+                "FOO=1 rm x".into(),
+                true
+            ),
+            (
+                r#"{"path":"out"}"#.into(),
+                Some("edit".into()),
+                "> out".into(),
+                false
+            ),
+            (
+                r#"{"unanalysed":"the program name `$X` is computed when the command runs"}"#
+                    .into(),
+                None,
+                "$X".into(),
+                false
+            ),
+        ]
+    );
+    // A call without the field is one subject, its own arguments.
+    let args = Args::from_json(r#"{"cmd": "x"}"#);
+    let subjects = s.split("bash", &args).unwrap();
+    assert_eq!(subjects.len(), 1);
+    assert_eq!(subjects[0].args.raw(), r#"{"cmd": "x"}"#);
+    // An error is the splitter's error.
+    let args = Args::from_json(r#"{"command": "echo 'x"}"#);
+    assert_eq!(
+        s.split("bash", &args).unwrap_err(),
+        "unterminated quote: `'x`"
+    );
+}
+
+/// The quick path gives exactly what the parser gives, whenever it answers.
+#[test]
+fn quick_path_agrees_with_the_parser() {
+    let cfg = ShellConfig::default();
+    let atoms = [
+        "a",
+        "git",
+        "rm",
+        "ls",
+        "-rf",
+        "/",
+        "x.txt",
+        "\"a b\"",
+        "'c d'",
+        "\"\"",
+        "''",
+        "a\"b\"",
+        "*.rs",
+        "{a,b}",
+        "~/x",
+        "=",
+        "a=b",
+        "FOO=1",
+        "/bin/rm",
+        "./x",
+        "sudo",
+        "timeout",
+        "if",
+        "fi",
+        "{",
+        "}",
+        "!",
+        "#",
+        "a#b",
+        "2>&1",
+        ">&2",
+        "> out",
+        ">> log",
+        "< in",
+        "2>/dev/null",
+        "> /dev/null",
+        "2>",
+        "&&",
+        "||",
+        "|",
+        "|&",
+        ";",
+        ";;",
+        "&",
+        "\n",
+        " ",
+        "  ",
+        "\t",
+        "\"$x\"",
+        "'$x'",
+        "\"a\\b\"",
+        "é",
+        "(",
+        ")",
+        "1",
+        "22",
+        "&>",
+        ">|",
+        "<>",
+        "<<",
+        ",",
+        "%",
+        "^",
+    ];
+    let mut rng = crate::workload::Rng::new(0x9e37_79b9_7f4a_7c15);
+    let mut quick = 0;
+    for _ in 0..20_000 {
+        let n = 1 + rng.next_u64() % 8;
+        let mut cmd = String::new();
+        for _ in 0..n {
+            cmd.push_str(rng.pick_str(&atoms));
+            if rng.next_u64() % 3 != 0 {
+                cmd.push(' ');
+            }
+        }
+        let full = parse::split(&cmd, &cfg);
+        if let Some(q) = parse::quick_path(&cmd, &cfg) {
+            quick += 1;
+            match full {
+                Ok(f) => assert_eq!(
+                    q.iter().map(render).collect::<Vec<_>>(),
+                    f.iter().map(render).collect::<Vec<_>>(),
+                    "command {cmd:?}"
+                ),
+                Err(e) => panic!("command {cmd:?}: quick path answered, parser failed: {e}"),
+            }
+        }
+    }
+    assert!(quick > 1_000, "only {quick} commands took the quick path");
+}
+
+/// Any input: an answer or an error, never a panic, a hang or a subject
+/// count over the limit.
+#[test]
+fn arbitrary_input_never_panics() {
+    let cfg = ShellConfig::default();
+    let atoms = [
+        "$(",
+        ")",
+        "`",
+        "'",
+        "\"",
+        "\\",
+        "${",
+        "}",
+        "$((",
+        "))",
+        "<(",
+        ">(",
+        "<<",
+        "EOF",
+        "\n",
+        "<<-",
+        "<<<",
+        "[[",
+        "]]",
+        "((",
+        "if",
+        "then",
+        "fi",
+        "case",
+        "in",
+        "esac",
+        ";;",
+        "for",
+        "do",
+        "done",
+        "{",
+        "(",
+        "|",
+        "&",
+        ";",
+        " ",
+        "a",
+        "=",
+        "=(",
+        "bash -c ",
+        "eval ",
+        "sudo ",
+        "env ",
+        "find -exec ",
+        "$'",
+        "\\\n",
+        "#",
+        "\u{200b}",
+        "é",
+        "*",
+        "~",
+        ",",
+        "function ",
+        "f()",
+        "coproc ",
+        "time ",
+        "!",
+        "2>&1",
+        "> f",
+    ];
+    let mut rng = crate::workload::Rng::new(0x1234_5678_9abc_def1);
+    for _ in 0..20_000 {
+        let n = 1 + rng.next_u64() % 14;
+        let cmd: String = (0..n).map(|_| rng.pick_str(&atoms)).collect();
+        if let Ok(p) = split_command(&cmd, &cfg) {
+            assert!(!p.is_empty(), "{cmd:?}");
+            let units = p.iter().filter(|p| p.kind != Kind::Constraint).count();
+            assert!(units <= cfg.max_subjects, "{cmd:?}");
+        }
+    }
+}
