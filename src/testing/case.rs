@@ -27,7 +27,8 @@ pub(super) const WORDS: &[&str] = &[
 pub(super) const JOINS: &[&str] = &[" ", " ", "/", "", ":", "*", " *", "* "];
 /// What fills the gaps between the pieces of a value.
 pub(super) const FILLERS: &[&str] = &[
-    "", "", " ", "x", " --force", "/", "a", "*", ":", " rm", "\t", "é",
+    "", "", " ", "x", " --force", "/", "a", "*", ":", " rm", "\t", "é", "; ", " && ", " > ", "$(",
+    "'",
 ];
 /// Source names of the policy; `skill:a` is also a grant set's.
 const SOURCE_NAMES: &[&str] = &["managed", "project", "team", "skill:a"];
@@ -138,9 +139,10 @@ pub struct MatcherEntry {
     pub kind: Option<String>,
     /// The member the kind reads.
     pub field: Option<String>,
-    /// Whether calls of the tool go through the simulated splitter
-    /// (`"split": "corpus"`).
-    pub split: bool,
+    /// The splitter of the tool's calls: `corpus` (the simulated splitter,
+    /// answering with the subjects a call lists) or `shell` (the built-in
+    /// shell splitter).
+    pub split: Option<&'static str>,
 }
 
 /// A policy document.
@@ -173,8 +175,8 @@ impl PolicyDoc {
                 if let Some(f) = &e.field {
                     entry.insert("field".into(), f.clone().into());
                 }
-                if e.split {
-                    entry.insert("split".into(), "corpus".into());
+                if let Some(split) = e.split {
+                    entry.insert("split".into(), split.into());
                 }
                 m.insert(e.tool.clone(), Value::Object(entry));
             }
@@ -387,8 +389,11 @@ fn gen_case(u: &mut Unstructured<'_>) -> Result<Case> {
             )
         };
         let split = match tool {
-            "bash" => chance(u, 1, 2)?,
-            _ => chance(u, 1, 10)?,
+            "bash" if chance(u, 1, 6)? => Some("shell"),
+            "bash" if chance(u, 2, 5)? => Some("corpus"),
+            "bash" => None,
+            _ if chance(u, 1, 10)? => Some("corpus"),
+            _ => None,
         };
         matchers.push(MatcherEntry {
             tool: tool.to_string(),
@@ -802,7 +807,7 @@ fn gen_call(u: &mut Unstructured<'_>, policy: &PolicyDoc, specs: &[String]) -> R
         ArgsDoc::Value(gen_args(u, policy, &tool, specs)?)
     };
     let split = match policy.matcher(&tool) {
-        Some(m) if m.split => match u.int_in_range(0..=12)? {
+        Some(m) if m.split == Some("corpus") => match u.int_in_range(0..=12)? {
             0 => None,
             1 => Some(SplitDoc::Error("unterminated quote".into())),
             2 => Some(SplitDoc::Subjects(Vec::new())),
