@@ -321,7 +321,10 @@ impl<'a> Engine<'a> {
     /// host's own.
     pub fn sources(&self) -> Vec<Source> {
         let p = &self.program;
-        (0..p.n_sources())
+        // A count read from loaded tables is bounded by the tables' size, as
+        // `withheld` and `aliases` bound theirs: damaged tables must not ask
+        // for an allocation the process cannot make.
+        (0..p.n_sources().min(p.n_words()))
             .map(|i| Source {
                 name: p.source_name(i).to_string(),
                 rank: p.source_rank(i),
@@ -737,7 +740,9 @@ fn reached_by_carve(comps: &[Component<'_, '_>], p: &Program<'_>, id: u32) -> bo
     let list = r.list();
     comps.iter().any(|c| {
         let q = c.prog;
-        (q.n_fire()..q.n_rules()).any(|k| {
+        // Bounded by the tables' size: a damaged rule count must not make
+        // a walk of billions of absent records.
+        (q.n_fire()..q.n_rules().min(q.n_words())).any(|k| {
             let cr = q.rule(k);
             cr.list() == list && q.rule_tool(k) == tool && q.source_rank(cr.source) >= rank
         })
