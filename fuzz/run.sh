@@ -9,8 +9,7 @@
 #
 # Environment:
 #   FUZZ_SECONDS    seconds per target (default 30)
-#   FUZZ_TARGETS    targets to run (default: all; `artifact` only when the
-#                   library has Engine::from_bytes)
+#   FUZZ_TARGETS    targets to run (default: all)
 #   FUZZ_SANITIZER  cargo fuzz's sanitizer (default none: the crate has no
 #                   unsafe code, and without ASan a target runs 2-3x faster;
 #                   `address` to check the dependencies' unsafe code too)
@@ -36,18 +35,11 @@ main() {
     cargo install cargo-fuzz --locked
   fi
 
-  # The artifact target needs Engine::to_bytes and Engine::from_bytes.
-  features=()
-  have_artifact=0
-  if grep -rqs "pub fn from_bytes" ../src/engine.rs ../src/artifact; then
-    have_artifact=1
-    features=(--features artifact)
-  fi
+  features=(--features artifact)
   if [ -n "${FUZZ_TARGETS:-}" ]; then
     read -r -a targets <<<"$FUZZ_TARGETS"
   else
-    targets=(parse matchers decide policy_json)
-    if [ "$have_artifact" = 1 ]; then targets+=(artifact); fi
+    targets=(parse matchers decide policy_json artifact rubric)
   fi
 
   if command -v python3 >/dev/null 2>&1; then
