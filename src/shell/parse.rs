@@ -1054,22 +1054,32 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
 
     fn pipeline(&mut self) -> Res<()> {
         self.skip_blanks();
-        while let Some((Rw::Bang, end)) = self.peek_reserved() {
-            self.pos = end;
-            self.skip_blanks();
-        }
-        if let Some((Rw::Time, end)) = self.peek_reserved() {
-            // The keyword `time` before a compound command times it; before
-            // a simple command it is read as the wrapper it also is.
-            let save = self.pos;
-            self.pos = end;
-            self.skip_blanks();
-            if self.word_is("-p") {
-                self.pos += 2;
-                self.skip_blanks();
-            }
-            if !self.at_compound() {
-                self.pos = save;
+        // `!` and `time` may come in any order and number before a pipeline
+        // (`time ! rm x` runs `rm x`). The keyword `time` before a compound
+        // command, `!` or another `time` is a keyword; before a simple
+        // command it is read as the wrapper it also is.
+        loop {
+            match self.peek_reserved() {
+                Some((Rw::Bang, end)) => {
+                    self.pos = end;
+                    self.skip_blanks();
+                }
+                Some((Rw::Time, end)) => {
+                    let save = self.pos;
+                    self.pos = end;
+                    self.skip_blanks();
+                    if self.word_is("-p") {
+                        self.pos += 2;
+                        self.skip_blanks();
+                    }
+                    let keyword = self.at_compound()
+                        || matches!(self.peek_reserved(), Some((Rw::Bang | Rw::Time, _)));
+                    if !keyword {
+                        self.pos = save;
+                        break;
+                    }
+                }
+                _ => break,
             }
         }
         self.command(false)?;

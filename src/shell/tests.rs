@@ -132,6 +132,14 @@ fn control_flow() {
     check("function f() ( rm x )", &["cmd:rm x"]);
     check("{ if a; then b; fi }", &["cmd:a", "cmd:b"]);
     check("time { a; b; }", &["cmd:a", "cmd:b"]);
+    // `!` after the keyword `time` negates the pipeline: `rm x` runs.
+    check("time ! rm x", &["cmd:rm x"]);
+    check("! time -p ! time rm x", &["con:time rm x", "cmd:rm x"]);
+    // After a pipe `time` is a program, and `!` the program it runs.
+    check(
+        "ls | time ! rm x",
+        &["cmd:ls", "con:time ! rm x", "cmd:! rm x"],
+    );
     check("coproc rm x", &["cmd:rm x"]);
     check("coproc NAME { rm x; }", &["cmd:rm x"]);
     check("echo if then fi", &["cmd:echo if then fi"]);
