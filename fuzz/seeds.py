@@ -76,6 +76,11 @@ def main():
         for c in cases:
             if not isinstance(c, dict):
                 continue
+            for call in c.get("calls", []) or []:
+                args = call.get("args") if isinstance(call, dict) else None
+                command = args.get("command") if isinstance(args, dict) else None
+                if isinstance(command, str):
+                    put("shell", command)
             if "input" in c:
                 put("parse", c["input"])
             if "matcher" in c and c.get("matcher") in ("prefix", "glob"):
@@ -109,6 +114,9 @@ def main():
         for _ in range(64):
             n = rng.choice([64, 256, 1024, 2048])
             put(target, bytes(rng.getrandbits(8) for _ in range(n)))
+    # The shell target's generated commands: `g:` and a seed.
+    for _ in range(64):
+        put("shell", b"g:" + bytes(rng.getrandbits(8) for _ in range(8)))
     for target in sorted(os.listdir(OUT)):
         print("seeds: %s: %d inputs" % (target, len(os.listdir(os.path.join(OUT, target)))))
 

@@ -1,0 +1,529 @@
+//! The shell splitter against a real bash grammar (brush-parser), shared by
+//! `tests/shell_differential.rs` and the `shell` fuzz target.
+//!
+//! [`list`] writes commands from bash's constructs with a seeded generator;
+//! [`check`] parses one with brush, and every simple command brush finds
+//! (inside compound commands, function bodies, command and process
+//! substitutions too) must be covered by a piece of the splitter, or the
+//! splitter must fail closed: an error, or an opaque piece (a program name
+//! computed when the command runs: no specifier allows it).
+//!
+//! "Covered" means a command or constraint piece whose value starts with the
+//! program name as brush unquotes it, each piece covering one simple command
+//! at most (in order of appearance, so `a; a` needs two).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    dead_code
+)]
+
+use brush_parser::ast;
+use brush_parser::word::WordPiece;
+use brush_parser::{Parser, ParserOptions, SourceInfo};
+use toolgate::shell::{split_command, Kind, Piece, ShellConfig};
+use toolgate::workload::Rng;
+
+const PROGRAMS: &[&str] = &[
+    "git",
+    "ls",
+    "rm",
+    "echo",
+    "cat",
+    "grep",
+    "/bin/rm",
+    "./run",
+    "r''m",
+    "\"rm\"",
+    "\\rm",
+    "$'rm'",
+    "$'\\x72\\155'",
+    "npm",
+    "make",
+    "$CMD",
+    "${CMD}",
+    "[",
+    "test",
+    "true",
+];
+const WRAPPERS: &[&str] = &[
+    "timeout 5",
+    "nice -n 1",
+    "nohup",
+    "sudo",
+    "sudo -u root",
+    "env",
+    "env -i A=1",
+    "command",
+    "exec",
+    "time",
+    "stdbuf -oL",
+    "xargs",
+    "xargs -n1",
+    "FOO=1",
+    "NODE_ENV=test",
+    "A=1 B=2",
+];
+const ARGS: &[&str] = &[
+    "-rf", "/", "x.txt", "-m", "\"a b\"", "'c d'", "a\\ b", "*.rs", "{a,b}", "~/x", "--all",
+    "$HOME", "\"$x\"", "''", "a=b", "#x", "a#b", "-", "--", "%s", "\\\n", "1",
+];
+const REDIRECTS: &[&str] = &[
+    "> out",
+    ">> log",
+    "2>&1",
+    "2>/dev/null",
+    "< in",
+    "&> all",
+    ">|f",
+    "<<< word",
+    "2> err",
+];
+const SEPARATORS: &[&str] = &[" && ", " || ", " | ", " |& ", "; ", " & ", "\n", " &&\n"];
+
+pub fn simple(rng: &mut Rng, depth: u32) -> String {
+    let mut s = String::new();
+    if rng.below(4) == 0 {
+        s.push_str(rng.pick_str(WRAPPERS));
+        s.push(' ');
+    }
+    s.push_str(rng.pick_str(PROGRAMS));
+    for _ in 0..rng.below(4) {
+        s.push(' ');
+        match rng.below(10) {
+            0 if depth > 0 => {
+                s.push_str("$(");
+                s.push_str(&list(rng, depth - 1));
+                s.push(')');
+            }
+            1 if depth > 0 => {
+                s.push_str("\"$(");
+                s.push_str(&list(rng, depth - 1));
+                s.push_str(")\"");
+            }
+            2 if depth > 0 => {
+                s.push_str("<(");
+                s.push_str(&list(rng, depth - 1));
+                s.push(')');
+            }
+            3 if depth > 0 => {
+                // Backquotes cannot nest without escapes; keep them flat.
+                s.push('`');
+                s.push_str(rng.pick_str(PROGRAMS));
+                s.push_str(" x`");
+            }
+            4 => s.push_str(rng.pick_str(REDIRECTS)),
+            _ => s.push_str(rng.pick_str(ARGS)),
+        }
+    }
+    s
+}
+
+pub fn command(rng: &mut Rng, depth: u32) -> String {
+    if depth == 0 {
+        return simple(rng, 0);
+    }
+    let d = depth - 1;
+    match rng.below(14) {
+        0 => format!("( {} )", list(rng, d)),
+        1 => format!("{{ {}; }}", list(rng, d)),
+        2 => format!(
+            "if {}; then {}; else {}; fi",
+            list(rng, d),
+            list(rng, d),
+            list(rng, d)
+        ),
+        3 => format!("while {}; do {}; done", list(rng, d), list(rng, d)),
+        4 => format!("for f in a $(ls) b; do {}; done", list(rng, d)),
+        5 => format!(
+            "case $x in a|b) {};; *) {};; esac",
+            list(rng, d),
+            list(rng, d)
+        ),
+        6 => format!("f() {{ {}; }}", list(rng, d)),
+        7 => format!("bash -c '{}'", list(rng, d).replace('\'', "")),
+        8 => format!("{} > out", command(rng, d)),
+        9 => format!("[[ -f x ]] && {}", simple(rng, d)),
+        10 => format!("! {}", simple(rng, d)),
+        _ => simple(rng, depth),
+    }
+}
+
+pub fn list(rng: &mut Rng, depth: u32) -> String {
+    let mut s = command(rng, depth);
+    for _ in 0..rng.below(3) {
+        s.push_str(rng.pick_str(SEPARATORS));
+        s.push_str(&command(rng, depth));
+    }
+    s
+}
+
+/// A simple command brush found: its program as brush unquotes it, and
+/// whether the program word has an expansion or pattern.
+struct Found {
+    program: String,
+    computed: bool,
+}
+
+/// Runs brush, which panics on some inputs (an fd number past `i32` in a
+/// redirect unwraps a `ParseIntError`): a panic there is brush refusing the
+/// command, not a finding. The panic hook is silenced meanwhile, since the
+/// fuzzer's hook aborts the process before unwinding reaches here.
+fn quietly<T>(f: impl FnOnce() -> Option<T>) -> Option<T> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    r.ok().flatten()
+}
+
+fn parse(src: &str) -> Option<ast::Program> {
+    quietly(|| {
+        let mut p = Parser::new(
+            std::io::BufReader::new(src.as_bytes()),
+            &ParserOptions::default(),
+            &SourceInfo::default(),
+        );
+        p.parse_program().ok()
+    })
+}
+
+fn walk_program(p: &ast::Program, out: &mut Vec<Found>) {
+    for c in &p.complete_commands {
+        walk_list(c, out);
+    }
+}
+
+fn walk_list(l: &ast::CompoundList, out: &mut Vec<Found>) {
+    for item in &l.0 {
+        let ao = &item.0;
+        walk_pipeline(&ao.first, out);
+        for next in &ao.additional {
+            match next {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => walk_pipeline(p, out),
+            }
+        }
+    }
+}
+
+fn walk_pipeline(p: &ast::Pipeline, out: &mut Vec<Found>) {
+    for c in &p.seq {
+        walk_command(c, out);
+    }
+}
+
+fn walk_word(w: &str, out: &mut Vec<Found>) {
+    if let Some(pieces) = quietly(|| brush_parser::word::parse(w, &ParserOptions::default()).ok()) {
+        walk_pieces(&pieces, out);
+    }
+}
+
+fn walk_pieces(pieces: &[brush_parser::word::WordPieceWithSource], out: &mut Vec<Found>) {
+    for p in pieces {
+        match &p.piece {
+            WordPiece::CommandSubstitution(s) => {
+                if let Some(p) = parse(s) {
+                    walk_program(&p, out);
+                }
+            }
+            WordPiece::BackquotedCommandSubstitution(s) => {
+                // Between backquotes, `\\`, `\`` and `\$` lose their backslash
+                // before the command is parsed; brush hands the text over
+                // as written.
+                let mut inner = String::new();
+                let mut it = s.chars().peekable();
+                while let Some(c) = it.next() {
+                    if c == '\\' && matches!(it.peek(), Some('\\' | '`' | '$')) {
+                        inner.extend(it.next());
+                    } else {
+                        inner.push(c);
+                    }
+                }
+                if let Some(p) = parse(&inner) {
+                    walk_program(&p, out);
+                }
+            }
+            WordPiece::DoubleQuotedSequence(inner) => walk_pieces(inner, out),
+            _ => {}
+        }
+    }
+}
+
+fn walk_items(items: &[ast::CommandPrefixOrSuffixItem], out: &mut Vec<Found>) {
+    for item in items {
+        match item {
+            ast::CommandPrefixOrSuffixItem::Word(w)
+            | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => walk_word(&w.value, out),
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => walk_list(&sub.0, out),
+            ast::CommandPrefixOrSuffixItem::IoRedirect(_) => {}
+        }
+    }
+}
+
+fn walk_command(c: &ast::Command, out: &mut Vec<Found>) {
+    match c {
+        ast::Command::Simple(s) => {
+            if let Some(prefix) = &s.prefix {
+                walk_items(&prefix.0, out);
+            }
+            if let Some(w) = &s.word_or_name {
+                walk_word(&w.value, out);
+            }
+            if let Some(suffix) = &s.suffix {
+                walk_items(&suffix.0, out);
+            }
+            if let Some(w) = &s.word_or_name {
+                // brush's `unquote_str` drops every quote character (a
+                // single-quoted `"` too) and leaves ANSI-C quoting alone,
+                // so words are unquoted here.
+                let (program, plain) = unquote(&w.value);
+                let computed = plain.contains(['$', '`', '*', '?', '[', '{'])
+                    || !plain.is_ascii()
+                    || program.chars().any(|c| !(' '..='~').contains(&c));
+                out.push(Found { program, computed });
+            }
+        }
+        ast::Command::Compound(cc, _) => walk_compound(cc, out),
+        ast::Command::Function(f) => walk_compound(&f.body.0, out),
+        ast::Command::ExtendedTest(_) => {}
+    }
+}
+
+fn walk_compound(c: &ast::CompoundCommand, out: &mut Vec<Found>) {
+    match c {
+        ast::CompoundCommand::BraceGroup(b) => walk_list(&b.0, out),
+        ast::CompoundCommand::Subshell(s) => walk_list(&s.0, out),
+        ast::CompoundCommand::ForClause(f) => {
+            for w in f.values.iter().flatten() {
+                walk_word(&w.value, out);
+            }
+            walk_list(&f.body.0, out);
+        }
+        ast::CompoundCommand::ArithmeticForClause(f) => walk_list(&f.body.0, out),
+        ast::CompoundCommand::CaseClause(c) => {
+            walk_word(&c.value.value, out);
+            for item in &c.cases {
+                if let Some(l) = &item.cmd {
+                    walk_list(l, out);
+                }
+            }
+        }
+        ast::CompoundCommand::IfClause(i) => {
+            walk_list(&i.condition, out);
+            walk_list(&i.then, out);
+            for e in i.elses.iter().flatten() {
+                if let Some(c) = &e.condition {
+                    walk_list(c, out);
+                }
+                walk_list(&e.body, out);
+            }
+        }
+        ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+            walk_list(&w.0, out);
+            walk_list(&w.1 .0, out);
+        }
+        ast::CompoundCommand::Arithmetic(_) => {}
+    }
+}
+
+/// A word unquoted as bash would (`r''m`, `"rm"`, `\rm` and `$'\x72m'` are
+/// `rm`), and the word with its quoted parts taken out but for double
+/// quotes' (what is left may still expand). Written apart from the splitter's decoder on purpose.
+fn unquote(word: &str) -> (String, String) {
+    let mut out = String::new();
+    let mut plain = String::new();
+    let mut it = word.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '$' if it.peek() == Some(&'\'') => {
+                it.next();
+                let mut bytes = Vec::new();
+                while let Some(c) = it.next() {
+                    match c {
+                        '\'' => break,
+                        '\\' => ansi_escape(&mut it, &mut bytes),
+                        c => bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+                    }
+                }
+                // bash ends the string at a NUL byte.
+                let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+                out.push_str(&String::from_utf8_lossy(&bytes[..end]));
+            }
+            // `$"…"` is a string for translation: in the C locale, "…".
+            '$' if it.peek() == Some(&'"') => {}
+            '\'' => {
+                for c in it.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    out.push(c);
+                }
+            }
+            '"' => {
+                while let Some(c) = it.next() {
+                    match c {
+                        '"' => break,
+                        '\\' if matches!(it.peek(), Some('"' | '\\' | '$' | '`')) => {
+                            out.extend(it.next());
+                        }
+                        c => {
+                            plain.push(c);
+                            out.push(c);
+                        }
+                    }
+                }
+            }
+            '\\' => out.extend(it.next()),
+            c => {
+                plain.push(c);
+                out.push(c);
+            }
+        }
+    }
+    (out, plain)
+}
+
+/// One escape of `$'…'`, its backslash read, as bytes.
+fn ansi_escape(it: &mut std::iter::Peekable<std::str::Chars<'_>>, bytes: &mut Vec<u8>) {
+    let digits = |it: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize| {
+        let mut n = 0u32;
+        let mut k = 0;
+        while k < max {
+            match it.peek().and_then(|c| c.to_digit(radix)) {
+                Some(d) => {
+                    n = n * radix + d;
+                    it.next();
+                    k += 1;
+                }
+                None => break,
+            }
+        }
+        (n, k)
+    };
+    let simple = |b: u8, bytes: &mut Vec<u8>| bytes.push(b);
+    match it.next() {
+        Some('a') => simple(7, bytes),
+        Some('b') => simple(8, bytes),
+        Some('e' | 'E') => simple(27, bytes),
+        Some('f') => simple(12, bytes),
+        Some('n') => simple(b'\n', bytes),
+        Some('r') => simple(b'\r', bytes),
+        Some('t') => simple(b'\t', bytes),
+        Some('v') => simple(11, bytes),
+        Some(c @ ('\\' | '\'' | '"' | '?')) => simple(c as u8, bytes),
+        Some('x') => match digits(it, 16, 2) {
+            (_, 0) => bytes.extend_from_slice(b"\\x"),
+            (n, _) => bytes.push(n as u8),
+        },
+        Some(c @ ('u' | 'U')) => match digits(it, 16, if c == 'u' { 4 } else { 8 }) {
+            (_, 0) => {
+                bytes.push(b'\\');
+                bytes.push(c as u8);
+            }
+            (n, _) => {
+                let ch = char::from_u32(n).unwrap_or('\u{fffd}');
+                bytes.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+            }
+        },
+        Some('c') => match it.next() {
+            Some(c) => bytes.push((c as u32 & 0x1f) as u8),
+            None => bytes.extend_from_slice(b"\\c"),
+        },
+        Some(c @ '0'..='7') => {
+            let (n, k) = digits(it, 8, 2);
+            let first = c.to_digit(8).unwrap_or(0);
+            bytes.push((first * 8u32.pow(k as u32) + n) as u8);
+        }
+        Some(c) => {
+            bytes.push(b'\\');
+            bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        }
+        None => bytes.push(b'\\'),
+    }
+}
+
+/// Whether the piece's value starts with `program` as a whole word (the
+/// splitter writes an empty word as `''`; a program name may hold a space).
+fn starts_with_program(p: &Piece, program: &str) -> bool {
+    let program = if program.is_empty() { "''" } else { program };
+    p.value().is_some_and(|v| {
+        v.strip_prefix(program)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+    })
+}
+
+/// Which simple commands brush found that no piece covers, and how many
+/// plain program names (no expansion in brush's reading) were covered only
+/// by an opaque piece: the splitter failing closed where brush saw no need.
+///
+/// Pieces are matched by program name first; an opaque piece (its program
+/// computed, so no specifier allows it) then covers any one command left,
+/// since nothing it stands for can be allowed.
+fn uncovered(found: &[Found], pieces: &[Piece]) -> (Vec<String>, usize) {
+    let mut used = vec![false; pieces.len()];
+    let mut left = Vec::new();
+    for f in found {
+        let hit = pieces.iter().enumerate().position(|(i, p)| {
+            !used[i]
+                && matches!(p.kind, Kind::Command | Kind::Constraint)
+                && starts_with_program(p, &f.program)
+        });
+        match hit {
+            Some(i) => used[i] = true,
+            None => left.push(f),
+        }
+    }
+    let mut missing = Vec::new();
+    let mut cautious = 0;
+    for f in left {
+        let hit = pieces
+            .iter()
+            .enumerate()
+            .position(|(i, p)| !used[i] && p.kind == Kind::Command && p.value().is_none());
+        match hit {
+            Some(i) => {
+                used[i] = true;
+                cautious += usize::from(!f.computed);
+            }
+            None => missing.push(f.program.clone()),
+        }
+    }
+    (missing, cautious)
+}
+
+/// What [`check`] saw for one command.
+pub enum Outcome {
+    /// brush did not parse it; nothing to compare.
+    BrushRejects,
+    /// The splitter refused it (fails closed), with its message.
+    SplitterRefuses(String),
+    /// Both parsed it; brush found this many simple commands, and these
+    /// programs had no subject (empty when the splitter covers them all).
+    Compared {
+        commands: usize,
+        missing: Vec<String>,
+        /// Plain programs covered only by an opaque piece.
+        cautious: usize,
+    },
+}
+
+/// Compares the splitter with brush on `cmd`.
+pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
+    let Some(program) = parse(cmd) else {
+        return Outcome::BrushRejects;
+    };
+    let mut found = Vec::new();
+    walk_program(&program, &mut found);
+    match split_command(cmd, cfg) {
+        Err(e) => Outcome::SplitterRefuses(e.message),
+        Ok(pieces) => {
+            let (missing, cautious) = uncovered(&found, &pieces);
+            Outcome::Compared {
+                commands: found.len(),
+                missing,
+                cautious,
+            }
+        }
+    }
+}
