@@ -510,6 +510,11 @@ pub enum Outcome {
 
 /// Compares the splitter with brush on `cmd`.
 pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
+    // brush has no `$[ … ]`, bash's old arithmetic expansion, and splits
+    // `r$[1|2]` at the `|` that bash reads inside it.
+    if cmd.contains("$[") {
+        return Outcome::BrushRejects;
+    }
     let Some(program) = parse(cmd) else {
         return Outcome::BrushRejects;
     };
