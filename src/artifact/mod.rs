@@ -200,8 +200,8 @@ pub fn write(p: &Program<'_>) -> Vec<u8> {
         ));
     }
     let conditions = p.w(0) == crate::conditions::layout::MAGIC;
-    let authensor =
-        conditions && p.w(crate::conditions::layout::H_KIND) == crate::conditions::layout::KIND_FIRST_MATCH;
+    let authensor = conditions
+        && p.w(crate::conditions::layout::H_KIND) == crate::conditions::layout::KIND_FIRST_MATCH;
     let required = if p.dfas.is_empty() { 0 } else { FEATURE_DFA }
         | if conditions { FEATURE_CONDITIONS } else { 0 }
         | if authensor { FEATURE_AUTHENSOR } else { 0 };

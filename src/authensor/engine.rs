@@ -107,8 +107,7 @@ impl AuthensorEngine<'static> {
         let prog = compile_first_match(&ir, Limits::default(), &mut ext)?;
         let compiled =
             Compiled::new(prog).map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))?;
-        AuthensorEngine::new(compiled)
-            .map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))
+        AuthensorEngine::new(compiled).map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))
     }
 }
 
@@ -256,17 +255,14 @@ impl<'a> AuthensorEngine<'a> {
         let action = |i: usize| history.get(i).map_or(env.action(), String::as_str);
         if st.budget.is_none() {
             let bytes: usize = history.iter().map(String::len).sum::<usize>() + env.action().len();
-            st.budget = Some(Budget::new(
-                u64::from(p.n_words()),
-                (bytes + n) as u64,
-            ));
+            st.budget = Some(Budget::new(u64::from(p.n_words()), (bytes + n) as u64));
         }
         let budget = st.budget.as_ref()?;
         let flags = p.w(sess);
 
         if flags & SF_MAX != 0 {
-            let max = u64::from(p.w(sess.wrapping_add(1)))
-                | u64::from(p.w(sess.wrapping_add(2))) << 32;
+            let max =
+                u64::from(p.w(sess.wrapping_add(1))) | u64::from(p.w(sess.wrapping_add(2))) << 32;
             let count = n as u64;
             if count > max {
                 let v = SessionViolation {
@@ -362,7 +358,13 @@ impl<'a> AuthensorEngine<'a> {
 
     /// The weight of an action: the key equal to it, else the first key (in
     /// the order written) whose glob matches it, else 0.
-    fn weight(&self, entries: &[u32], tokens: &[u32], action: &str, budget: &Budget) -> Option<f64> {
+    fn weight(
+        &self,
+        entries: &[u32],
+        tokens: &[u32],
+        action: &str,
+        budget: &Budget,
+    ) -> Option<f64> {
         let p = self.compiled.program();
         let mut best: Option<(bool, u32, f64)> = None;
         for &t in tokens {
@@ -385,13 +387,8 @@ impl<'a> AuthensorEngine<'a> {
                 continue;
             }
             let e = entries.get(lo * size..)?;
-            let (pos, lo, hi, off, len) = (
-                *e.get(1)?,
-                *e.get(2)?,
-                *e.get(3)?,
-                *e.get(4)?,
-                *e.get(5)?,
-            );
+            let (pos, lo, hi, off, len) =
+                (*e.get(1)?, *e.get(2)?, *e.get(3)?, *e.get(4)?, *e.get(5)?);
             let exact = p.s(off, len) == action;
             let w = f64::from_bits(u64::from(lo) | u64::from(hi) << 32);
             let better = match best {
@@ -496,17 +493,27 @@ impl Sink for TokenSink<'_> {
     }
 }
 
+/// A risk weight: its glob's token, its position among the weights, the
+/// weight and the glob.
+type WeightIn = (u32, u32, f64, String);
+
+/// A forbidden sequence: id, reason, effect, look-back, steps (token, glob).
+type SeqIn = (Option<String>, String, Effect, u32, Vec<(u32, String)>);
+
 /// A policy's session rules, with their globs numbered as tokens.
 struct SessionIn {
     max_actions: Option<u64>,
-    risk: Option<(f64, Vec<(u32, u32, f64, String)>)>,
-    /// id, reason, effect, look-back, steps (token, glob).
-    seqs: Vec<(Option<String>, String, Effect, u32, Vec<(u32, String)>)>,
+    /// The threshold and the weights, sorted by token.
+    risk: Option<(f64, Vec<WeightIn>)>,
+    seqs: Vec<SeqIn>,
 }
+
+/// Each policy's version and session rules, in decision order.
+type Sessions = Vec<(Option<Version>, Option<SessionIn>)>;
 
 /// The first-match program of the policies, and each policy's session
 /// rules (in decision order).
-fn lower(policies: &Policies) -> (MatchIr, Vec<(Option<Version>, Option<SessionIn>)>) {
+fn lower(policies: &Policies) -> (MatchIr, Sessions) {
     let mut ir = MatchIr::default();
     let mut token_ids: HashMap<String, u32> = HashMap::new();
     let mut token = |ir: &mut MatchIr, g: &str| -> u32 {
@@ -543,16 +550,15 @@ fn lower(policies: &Policies) -> (MatchIr, Vec<(Option<Version>, Option<SessionI
                 },
             });
         }
-        let entry = |id: String, description: Option<String>, tag: u32, tests: Vec<Test>| {
-            MatchRule {
+        let entry =
+            |id: String, description: Option<String>, tag: u32, tests: Vec<Test>| MatchRule {
                 id,
                 description,
                 group,
                 tag,
                 residual: false,
                 tests,
-            }
-        };
+            };
         let session = p.session_rules.as_ref().map(|s| {
             let mut e = entry(
                 String::new(),
@@ -572,12 +578,14 @@ fn lower(policies: &Policies) -> (MatchIr, Vec<(Option<Version>, Option<SessionI
                         .iter()
                         .map(|a| (token(&mut ir, a), a.clone()))
                         .collect();
-                    let lookback = q.lookback.map_or(0, |l| u32::try_from(l).unwrap_or(u32::MAX));
+                    let lookback = q
+                        .lookback
+                        .map_or(0, |l| u32::try_from(l).unwrap_or(u32::MAX));
                     (q.id.clone(), q.reason_text(), q.effect, lookback, steps)
                 })
                 .collect();
             let risk = s.risk_threshold.map(|max| {
-                let mut w: Vec<(u32, u32, f64, String)> = s
+                let mut w: Vec<WeightIn> = s
                     .risk_weights
                     .iter()
                     .enumerate()

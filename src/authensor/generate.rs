@@ -97,8 +97,17 @@ const RESOURCES: [&str; 9] = [
     "",
 ];
 const RESOURCE_GLOBS: [&str; 11] = [
-    "/tmp/**", "/tmp/*", "**/rm*", "**", "*", "/etc/*", "s3://**", "**.txt", "/tmp/*/b.txt",
-    "https://*/pay", "a.b",
+    "/tmp/**",
+    "/tmp/*",
+    "**/rm*",
+    "**",
+    "*",
+    "/etc/*",
+    "s3://**",
+    "**.txt",
+    "/tmp/*/b.txt",
+    "https://*/pay",
+    "a.b",
 ];
 const PRINCIPALS: [&str; 5] = ["agent-1", "agent-2", "admin", "agent.x", "svc-9"];
 const PRINCIPAL_GLOBS: [&str; 6] = ["agent-*", "*", "admin", "agent.*", "**", "svc-?"];
@@ -147,6 +156,10 @@ impl Generator {
 
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
         xs.get(self.below(xs.len())).copied().unwrap_or("")
+    }
+
+    fn one<T: Copy + Default>(&mut self, xs: &[T]) -> T {
+        xs.get(self.below(xs.len())).copied().unwrap_or_default()
     }
 
     fn chance(&mut self, percent: usize) -> bool {
@@ -200,7 +213,7 @@ impl Generator {
         }
         if shape.budgets && self.chance(15) {
             let mut b = Map::new();
-            b.insert("maxCost".into(), json!([0.0, 5.0, 10.0, 99.5][self.below(4)]));
+            b.insert("maxCost".into(), json!(self.one(&[0.0, 5.0, 10.0, 99.5])));
             if self.chance(60) {
                 b.insert("currency".into(), json!(self.pick(&CURRENCIES)));
             }
@@ -262,7 +275,7 @@ impl Generator {
         if self.chance(50) {
             s.insert(
                 "riskThreshold".into(),
-                json!([0.0, 0.8, 1.0, 2.5][self.below(4)]),
+                json!(self.one(&[0.0, 0.8, 1.0, 2.5])),
             );
             let mut w = Map::new();
             for _ in 0..self.below(4) {
@@ -271,7 +284,7 @@ impl Generator {
                 } else {
                     self.pick(&ACTION_GLOBS)
                 };
-                w.insert(k.into(), json!([0.1, 0.5, 1.0, 0.3][self.below(4)]));
+                w.insert(k.into(), json!(self.one(&[0.1, 0.5, 1.0, 0.3])));
             }
             s.insert("riskWeights".into(), Value::Object(w));
         }
@@ -291,7 +304,7 @@ impl Generator {
             }
         }
         if self.chance(80) {
-            p.insert("priority".into(), json!([0, 1, 10, 100, -5, 10][self.below(6)]));
+            p.insert("priority".into(), json!(self.one(&[0, 1, 10, 100, -5, 10])));
         }
         if self.chance(30) {
             p.insert("enabled".into(), json!(self.chance(70)));
@@ -378,7 +391,9 @@ impl Generator {
     }
 
     fn verb(&mut self) -> &'static str {
-        self.pick(&["read", "write", "delete", "list", "exec", "send", "charge", "query"])
+        self.pick(&[
+            "read", "write", "delete", "list", "exec", "send", "charge", "query",
+        ])
     }
 
     /// Policies for a gateway: `n_policies` policies of `rules_each` rules

@@ -469,7 +469,9 @@ impl Violation {
 
     fn details(&self) -> Value {
         match self {
-            Violation::MaxActions { count, max } => json!({"actionCount": count, "maxActions": max}),
+            Violation::MaxActions { count, max } => {
+                json!({"actionCount": count, "maxActions": max})
+            }
             Violation::ForbiddenSequence { sequence, id } => {
                 let mut m = Map::new();
                 m.insert("detectedSequence".into(), json!(sequence));

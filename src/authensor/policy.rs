@@ -38,7 +38,10 @@ const ENGINE_NAMES: [(&str, &str); 9] = [
         "sessionRiskThreshold",
         "write `riskThreshold` (a number) and `riskWeights` (action glob to weight)",
     ),
-    ("sequence", "write the steps of a forbidden sequence as `actions`"),
+    (
+        "sequence",
+        "write the steps of a forbidden sequence as `actions`",
+    ),
     (
         "rateLimit",
         "toolgate keeps no rate-limit state: rate limits are not supported",
@@ -215,16 +218,20 @@ pub(super) fn read(v: &Value, limits: Limits) -> Result<Policies, Diagnostics> {
         warnings: Vec::new(),
     };
     let mut out = Policies::default();
-    let (list, prefix): (Vec<&Value>, bool) = match v {
-        Value::Array(items) => (items.iter().collect(), true),
-        Value::Object(_) => (vec![v], false),
-        _ => {
-            return Err(Diagnostics::one(
-                Diagnostic::new("invalid_policy", "the document is not a policy or a list of policies")
-                    .with_help("write one policy object, `{\"id\": ..., \"rules\": [...]}`, or a list of them"),
-            ))
-        }
-    };
+    let (list, prefix): (Vec<&Value>, bool) =
+        match v {
+            Value::Array(items) => (items.iter().collect(), true),
+            Value::Object(_) => (vec![v], false),
+            _ => return Err(Diagnostics::one(
+                Diagnostic::new(
+                    "invalid_policy",
+                    "the document is not a policy or a list of policies",
+                )
+                .with_help(
+                    "write one policy object, `{\"id\": ..., \"rules\": [...]}`, or a list of them",
+                ),
+            )),
+        };
     if list.len() > MAX_POLICIES {
         cx.err(
             "",
@@ -237,7 +244,11 @@ pub(super) fn read(v: &Value, limits: Limits) -> Result<Policies, Diagnostics> {
     }
     let mut total = 0usize;
     for (i, p) in list.iter().take(MAX_POLICIES).enumerate() {
-        let path = if prefix { format!("[{i}]") } else { String::new() };
+        let path = if prefix {
+            format!("[{i}]")
+        } else {
+            String::new()
+        };
         if let Some(p) = policy(&mut cx, p, &path, limits) {
             total += p.rules.len();
             out.policies.push(p);
@@ -526,20 +537,22 @@ fn operators(
             "equals" => cx.string(value, &opath, "the value").map(Operator::Equals),
             "in" => cx.strings(value, &opath, "strings").map(Operator::In),
             "notIn" => cx.strings(value, &opath, "strings").map(Operator::NotIn),
-            "regex" => match cx.string(value, &opath, "a regular expression") {
-                Some(p) => match pattern::check(&p, limits.dfa_bytes) {
-                    Ok(_) => Some(Operator::Regex(p)),
-                    Err(cause) => {
-                        cx.err(
+            "regex" => {
+                match cx.string(value, &opath, "a regular expression") {
+                    Some(p) => match pattern::check(&p, limits.dfa_bytes) {
+                        Ok(_) => Some(Operator::Regex(p)),
+                        Err(cause) => {
+                            cx.err(
                             &opath,
                             format!("the `regex` pattern `{p}` on `{field}` does not compile: {cause}"),
                             "write an RE2 pattern: no lookaround, no backreferences",
                         );
-                        None
-                    }
-                },
-                None => None,
-            },
+                            None
+                        }
+                    },
+                    None => None,
+                }
+            }
             _ => None,
         };
         if let Some(op) = op {
@@ -717,7 +730,10 @@ fn sequence(cx: &mut Ctx, v: &Value, path: &str) -> Option<Sequence> {
     if actions.len() > MAX_STEPS {
         cx.err(
             &format!("{path}.actions"),
-            format!("the sequence has {} steps, more than {MAX_STEPS}", actions.len()),
+            format!(
+                "the sequence has {} steps, more than {MAX_STEPS}",
+                actions.len()
+            ),
             "shorten the sequence",
         );
         return None;

@@ -337,9 +337,9 @@ fn session_violation(s: &SessionRules, env: &Envelope) -> Option<(SessionViolati
             continue;
         }
         let window = match q.lookback {
-            Some(l) if l > 0 && (l as usize) < actions.len() => {
-                actions.get(actions.len() - l as usize..).unwrap_or_default()
-            }
+            Some(l) if l > 0 && (l as usize) < actions.len() => actions
+                .get(actions.len() - l as usize..)
+                .unwrap_or_default(),
             _ => &actions[..],
         };
         // Each step, in order, after the action the previous step matched.

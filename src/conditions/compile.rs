@@ -422,7 +422,14 @@ fn build(
     let mut token_regexes = Vec::new();
     for (id, t) in b.tokens.iter().enumerate() {
         let root = *token_root.get_or_insert_with(|| trie.node());
-        add_glob(&mut trie, root, &mut token_regexes, &t.glob, t.sep, id as u32);
+        add_glob(
+            &mut trie,
+            root,
+            &mut token_regexes,
+            &t.glob,
+            t.sep,
+            id as u32,
+        );
     }
     let mut token_dfas = Vec::new();
     if let Err(d) = build_chunks(&token_regexes, limits, true, &mut |dfa, ids| {

@@ -550,7 +550,7 @@ impl<'a> Compiled<'a> {
             let e = off.wrapping_add(k.wrapping_mul(3));
             let bits = u64::from(p.w(e)) | u64::from(p.w(e.wrapping_add(1))) << 32;
             // Also stops on a NaN that damaged tables hold.
-            if !(f64::from_bits(bits) < x) {
+            if f64::from_bits(bits).partial_cmp(&x) != Some(std::cmp::Ordering::Less) {
                 return;
             }
             let pred = p.w(e.wrapping_add(2));

@@ -78,7 +78,7 @@ pub fn shape(glob: &str, sep: char) -> Shape {
     if toks.iter().all(|t| matches!(t, Token::Lit(_))) {
         return Shape::Exact(glob.to_string());
     }
-    if toks.iter().any(|t| *t == Token::Star) {
+    if toks.contains(&Token::Star) {
         return Shape::Regex(regex(&toks, sep));
     }
     let mut pieces = vec![String::new()];
@@ -131,6 +131,9 @@ mod tests {
             shape("**/rm*", '/'),
             Shape::Regex(r"(?s:.)*/rm[^/]*".into())
         );
-        assert_eq!(shape("a.(b)+*", '.'), Shape::Regex(r"a\.\(b\)\+[^\.]*".into()));
+        assert_eq!(
+            shape("a.(b)+*", '.'),
+            Shape::Regex(r"a\.\(b\)\+[^\.]*".into())
+        );
     }
 }

@@ -113,7 +113,8 @@ fn compare(got: &AuthensorResult, want: &Want) -> Vec<String> {
     let json = got.to_json();
     eq(
         "policyVersion",
-        json.pointer("/decision/policyVersion").map(Value::to_string),
+        json.pointer("/decision/policyVersion")
+            .map(Value::to_string),
         want.policy_version.as_ref().map(Value::to_string),
     );
     eq(
@@ -131,7 +132,8 @@ fn compare(got: &AuthensorResult, want: &Want) -> Vec<String> {
     if let Some(d) = &want.details {
         eq(
             "details",
-            json.pointer("/sessionViolation/details").map(Value::to_string),
+            json.pointer("/sessionViolation/details")
+                .map(Value::to_string),
             Some(d.to_string()),
         );
     }
