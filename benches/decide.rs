@@ -3,7 +3,8 @@
 //! what it rests on; `Engine::decide`, the verdict with its text), and from a
 //! JSON line to a verdict line (`Call::from_json`, decide,
 //! `Verdict::to_json().to_string()`), the work `toolgate decide` does per
-//! line.
+//! line; and, up to 10k rules, with the shell tool split by the shell
+//! splitter and a quarter of its calls compound commands.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -52,6 +53,23 @@ fn decide(c: &mut Criterion) {
                 black_box(engine.decide(&call).to_json().to_string())
             })
         });
+        if n <= 10_000 {
+            // The same rules with the shell tool split into subjects, a
+            // quarter of its calls compound commands.
+            let shell = Workload::generate(n, CALLS, SEED).with_shell(SEED);
+            let split = Engine::build(&shell.policy()).unwrap();
+            g.bench_with_input(
+                BenchmarkId::new("shell_result", n),
+                &shell.calls,
+                |b, calls| {
+                    let mut i = 0;
+                    b.iter(|| {
+                        i = (i + 1) % calls.len();
+                        black_box(split.decide_result(black_box(&calls[i])))
+                    })
+                },
+            );
+        }
     }
     g.finish();
 }

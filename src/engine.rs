@@ -270,15 +270,31 @@ impl<'a> Engine<'a> {
     /// The firing rules of the policy whose tool and specifier match a call
     /// of `tool` with `args`, in list order, before precedence and
     /// carve-outs: what a front shows to explain which rules a call meets.
-    /// Unreadable arguments meet only the bare rules.
+    /// The value is canonicalised by the tool's kind against `cwd` first;
+    /// arguments that cannot be read, or canonicalised, meet only the bare
+    /// rules.
     pub fn matching_rules(&self, tool: &str, args: &Args) -> Vec<RuleRef> {
+        self.matching_rules_in(tool, args, None)
+    }
+
+    /// [`Engine::matching_rules`] for a call running in `cwd`.
+    pub fn matching_rules_in(&self, tool: &str, args: &Args, cwd: Option<&str>) -> Vec<RuleRef> {
+        let context = crate::registry::CallContext { cwd };
         let p = &self.program;
         let mut ids = Vec::new();
         match p.find_tool(tool) {
             Some(t) => {
                 p.offer_always(t, &mut Collect(&mut ids));
-                let value = p.tool_field(t).and_then(|f| args.str_member(f));
-                if let Some(v) = value {
+                // The value as the tool's kind reads it; one it cannot read
+                // meets only the bare rules.
+                let raw = p.tool_field(t).and_then(|f| args.str_member(f));
+                let kind = p.kinds.get(t as usize).and_then(Option::as_ref);
+                let value = match (raw, kind) {
+                    (Some(v), Some(k)) => k.normalize(v, &context).ok(),
+                    (Some(v), None) => Some(std::borrow::Cow::Borrowed(v)),
+                    (None, _) => None,
+                };
+                if let Some(v) = value.as_deref() {
                     let fm = p
                         .w(p.tool_at(t)
                             .wrapping_add(crate::runtime::program::T_RULES_FM));
@@ -305,7 +321,10 @@ impl<'a> Engine<'a> {
     /// host's own.
     pub fn sources(&self) -> Vec<Source> {
         let p = &self.program;
-        (0..p.n_sources())
+        // A count read from loaded tables is bounded by the tables' size, as
+        // `withheld` and `aliases` bound theirs: damaged tables must not ask
+        // for an allocation the process cannot make.
+        (0..p.n_sources().min(p.n_words()))
             .map(|i| Source {
                 name: p.source_name(i).to_string(),
                 rank: p.source_rank(i),
@@ -721,7 +740,9 @@ fn reached_by_carve(comps: &[Component<'_, '_>], p: &Program<'_>, id: u32) -> bo
     let list = r.list();
     comps.iter().any(|c| {
         let q = c.prog;
-        (q.n_fire()..q.n_rules()).any(|k| {
+        // Bounded by the tables' size: a damaged rule count must not make
+        // a walk of billions of absent records.
+        (q.n_fire()..q.n_rules().min(q.n_words())).any(|k| {
             let cr = q.rule(k);
             cr.list() == list && q.rule_tool(k) == tool && q.source_rank(cr.source) >= rank
         })

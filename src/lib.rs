@@ -77,6 +77,7 @@ pub mod rubric;
 pub mod runtime;
 pub mod shell;
 pub mod syntax;
+pub mod testing;
 pub mod workload;
 
 pub use call::{Args, Call, Subject};

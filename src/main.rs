@@ -129,6 +129,10 @@ enum Command {
 enum Format {
     /// toolgate's policy document (JSON or TOML).
     Toolgate,
+    /// Claude Code settings files.
+    ClaudeCode,
+    /// A Rubric bundle.
+    Rubric,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -213,8 +217,8 @@ fn main() -> ExitCode {
             (_, Some(bundle)) => decide_bundle(&bundle, &calls),
             (policy, None) => {
                 if let Some(p) = &policy {
-                    if settings.is_empty() && !is_settings(p) {
-                        return match rubric_bundle(p) {
+                    if settings.is_empty() && !is_settings(p, format) {
+                        return match rubric_bundle(p, format) {
                             Err(code) => code,
                             Ok(Some(b)) => match rubric_engine(&b, engine) {
                                 Ok(e) => decide_rubric(e.as_ref(), &calls),
@@ -291,8 +295,12 @@ fn build(
 /// Reads `path` as a Rubric bundle when it has a bundle's shape (a JSON
 /// document whose `policies` entries carry `policyId`): `None` for any
 /// other document, which is read as a policy.
-fn rubric_bundle(path: &str) -> Result<Option<toolgate::rubric::Bundle>, ExitCode> {
-    if path.ends_with(".toml") {
+fn rubric_bundle(
+    path: &str,
+    format: Option<Format>,
+) -> Result<Option<toolgate::rubric::Bundle>, ExitCode> {
+    let forced = matches!(format, Some(Format::Rubric));
+    if format.is_some() && !forced || path.ends_with(".toml") {
         return Ok(None);
     }
     let text = match std::fs::read_to_string(path) {
@@ -303,7 +311,11 @@ fn rubric_bundle(path: &str) -> Result<Option<toolgate::rubric::Bundle>, ExitCod
         }
     };
     let value = match toolgate::json::parse_strict(&text) {
-        Ok(v) if toolgate::rubric::Bundle::looks_like(&v) => v,
+        Ok(v) if forced || toolgate::rubric::Bundle::looks_like(&v) => v,
+        Err(e) if forced => {
+            eprintln!("error: `{path}` is not a Rubric bundle: {e}");
+            return Err(ExitCode::from(EXIT_INVALID));
+        }
         _ => return Ok(None),
     };
     match toolgate::rubric::Bundle::from_value(&value) {
@@ -347,7 +359,7 @@ fn rubric_engine(
 }
 
 fn check(path: &str, format: Option<Format>) -> ExitCode {
-    if is_settings(path) {
+    if is_settings(path, format) {
         return match settings_policy(path) {
             Ok(_) => {
                 eprintln!("{path}: ok (Claude Code settings)");
@@ -356,7 +368,7 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
             Err(code) => code,
         };
     }
-    match rubric_bundle(path) {
+    match rubric_bundle(path, format) {
         Err(code) => return code,
         Ok(Some(b)) => {
             return match rubric_engine(&b, EngineArg::Compiled) {
@@ -379,7 +391,7 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
 }
 
 fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
-    let bytes = if is_settings(path) {
+    let bytes = if is_settings(path, format) {
         let loaded = match settings_policy(path) {
             Ok(l) => l,
             Err(code) => return code,
@@ -398,7 +410,7 @@ fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
             }
         }
     } else {
-        match rubric_bundle(path) {
+        match rubric_bundle(path, format) {
             Err(code) => return code,
             Ok(Some(b)) => match toolgate::rubric::RubricEngine::build(&b) {
                 Ok(e) => e.to_bytes().unwrap_or_default(),
@@ -849,7 +861,10 @@ fn registry() -> toolgate::Registry {
 
 /// Whether a policy file is a Claude Code settings file: a JSON object with
 /// a `permissions` member (which toolgate's own documents never have).
-fn is_settings(path: &str) -> bool {
+fn is_settings(path: &str, format: Option<Format>) -> bool {
+    if let Some(f) = format {
+        return matches!(f, Format::ClaudeCode);
+    }
     if path.ends_with(".toml") {
         return false;
     }

@@ -171,6 +171,51 @@ impl Workload {
         }
     }
 
+    /// The same workload with the shell tool split by the built-in shell
+    /// splitter (`split = "shell"`, redirect targets checked as `edit`), and
+    /// a quarter of its shell calls made compound: two or three of the
+    /// stream's own commands joined with `&&`, `;`, `|` or a command
+    /// substitution, sometimes behind a wrapper or a redirect.
+    pub fn with_shell(mut self, seed: u64) -> Workload {
+        let mut rng = Rng::new(seed ^ 0x5e11);
+        if let Some(m) = self
+            .document
+            .get_mut("matchers")
+            .and_then(|m| m.get_mut(SHELL))
+            .and_then(Value::as_object_mut)
+        {
+            m.insert("split".into(), "shell".into());
+        }
+        let commands: Vec<String> = self
+            .calls
+            .iter()
+            .filter(|c| c.tool == SHELL)
+            .filter_map(|c| c.args.str_member("command").map(str::to_string))
+            .collect();
+        for c in self.calls.iter_mut().filter(|c| c.tool == SHELL) {
+            if !rng.chance(25) {
+                continue;
+            }
+            let mut line = c.args.str_member("command").unwrap_or("").to_string();
+            for _ in 0..1 + rng.below(2) {
+                let next = rng.pick(&commands).cloned().unwrap_or_default();
+                let joined = match rng.below(6) {
+                    0 => format!("{line} && {next}"),
+                    1 => format!("{line}; {next}"),
+                    2 => format!("{line} | {next}"),
+                    3 => format!("{line} $({next})"),
+                    4 => format!("timeout 30 {line} && {next}"),
+                    _ => format!("{line} > /tmp/{} && {next}", word(&mut rng)),
+                };
+                line = joined;
+            }
+            let mut args = serde_json::Map::new();
+            args.insert("command".into(), Value::String(line));
+            c.args = crate::call::Args::from_value(Value::Object(args));
+        }
+        self
+    }
+
     /// The policy, read from the document.
     pub fn policy(&self) -> Policy {
         crate::policy::doc::from_value(&self.document, None).unwrap_or_default()
@@ -435,6 +480,28 @@ mod tests {
         assert_eq!(a.document, b.document);
         assert_eq!(a.calls_jsonl(), b.calls_jsonl());
         assert_ne!(a.document, Workload::generate(500, 100, 8).document);
+    }
+
+    #[test]
+    fn a_shell_workload_splits_compound_commands() {
+        let w = Workload::generate(500, 400, 3).with_shell(3);
+        let e = crate::Engine::build(&w.policy()).unwrap();
+        let compound = w
+            .calls
+            .iter()
+            .filter(|c| {
+                c.args
+                    .str_member("command")
+                    .is_some_and(|s| s.contains("&&") || s.contains("; "))
+            })
+            .count();
+        assert!(compound > 20, "only {compound} compound commands");
+        let subjects: usize = w
+            .calls
+            .iter()
+            .map(|c| e.decide_result(c).subjects.len())
+            .sum();
+        assert!(subjects > w.calls.len() / 2, "the shell tool is split");
     }
 
     #[test]

@@ -207,3 +207,32 @@ fn usage_errors_exit_64() {
     assert_eq!(run(&["frobnicate"], "").status.code(), Some(64));
     assert_eq!(run(&["--help"], "").status.code(), Some(0));
 }
+
+#[test]
+fn format_forces_the_policy_shape() {
+    // The example policy is a toolgate document: read as a Rubric bundle it is
+    // refused, read as what it is it checks.
+    let forced = run(&["check", "--format", "rubric", "examples/policy.json"], "");
+    assert_eq!(forced.status.code(), Some(4), "{}", text(&forced.stderr));
+    let ok = run(
+        &["check", "--format", "toolgate", "examples/policy.json"],
+        "",
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    // Claude Code settings read as a toolgate document name the member the
+    // document format does not know.
+    let settings = tmp("settings.json");
+    std::fs::write(&settings, r#"{"permissions": {"deny": ["Bash(rm:*)"]}}"#).unwrap();
+    let wrong = run(
+        &["check", "--format", "toolgate", settings.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(wrong.status.code(), Some(4));
+    assert!(
+        text(&wrong.stderr).contains("unknown member `permissions`"),
+        "{}",
+        text(&wrong.stderr)
+    );
+    let right = run(&["check", settings.to_str().unwrap()], "");
+    assert_eq!(right.status.code(), Some(0), "{}", text(&right.stderr));
+}

@@ -13,7 +13,10 @@ use toolgate::workload::Workload;
 use toolgate::{Engine, Evaluator, Registry};
 
 fn agree(rules: usize, calls: usize, seed: u64) {
-    let w = Workload::generate(rules, calls, seed);
+    agree_on(Workload::generate(rules, calls, seed));
+}
+
+fn agree_on(w: Workload) {
     let policy = w.policy();
     let compiled = Engine::build(&policy).unwrap();
     let bytes = compiled.to_bytes();
@@ -46,4 +49,11 @@ fn small_workloads_agree() {
 #[test]
 fn a_larger_workload_agrees() {
     agree(3_000, 1_500, 99);
+}
+
+#[test]
+fn a_shell_workload_agrees() {
+    for seed in 0..3 {
+        agree_on(Workload::generate(400, 400, seed).with_shell(seed));
+    }
 }

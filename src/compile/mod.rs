@@ -470,9 +470,10 @@ impl Writer {
         if r.glob {
             flags |= F_GLOB;
         }
-        if r.note.is_some() {
+        if let Some(n) = r.note {
             flags |= F_HAS_NOTE;
-            if trusted {
+            // An empty note is no note to cite: the reason is `R`, not `R: `.
+            if trusted && !n.is_empty() {
                 flags |= F_CITE_NOTE;
             }
         }

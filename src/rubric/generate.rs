@@ -113,7 +113,7 @@ const FILES: [&str; 8] = [
 /// A seeded generator (xorshift64*): the same seed gives the same bundles.
 #[derive(Clone, Debug)]
 pub struct Generator {
-    state: u64,
+    rng: crate::workload::Rng,
 }
 
 const TOOLS: [&str; 8] = [
@@ -175,24 +175,17 @@ impl Generator {
     /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Generator {
         Generator {
-            state: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+            rng: crate::workload::Rng::new(seed),
         }
     }
 
     fn next(&mut self) -> u64 {
-        self.state ^= self.state >> 12;
-        self.state ^= self.state << 25;
-        self.state ^= self.state >> 27;
-        self.state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.rng.next_u64()
     }
 
     /// A number below `n` (0 for `n == 0`).
     pub fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
+        self.rng.below(n)
     }
 
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {

@@ -386,15 +386,28 @@ impl<'p> View<'p> {
     }
 
     /// Offers the payloads of `node`; `v[plen..len - slen]` is the window
-    /// their middle pieces must be found in.
-    #[inline]
+    /// their middle pieces must be found in. Most nodes carry none, so the
+    /// check stays inline and the walk over payloads does not.
+    #[inline(always)]
     fn emit(&self, node: &Node, v: &[u8], plen: usize, slen: usize, sink: &mut impl Sink) {
         let Fields {
             pay: off, n_pay: n, ..
         } = fields(node);
-        if n == 0 {
-            return;
+        if n != 0 {
+            self.emit_payloads(off, n, v, plen, slen, sink);
         }
+    }
+
+    #[inline(never)]
+    fn emit_payloads(
+        &self,
+        off: u32,
+        n: u32,
+        v: &[u8],
+        plen: usize,
+        slen: usize,
+        sink: &mut impl Sink,
+    ) {
         let at = off as usize;
         let Some(pay) = (n as usize)
             .checked_mul(2)

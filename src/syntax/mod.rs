@@ -296,10 +296,11 @@ fn check_parentheses(list: &str) -> Result<(), GrammarError> {
             b'(' => {
                 depth += 1;
                 if depth > MAX_NESTING {
+                    let end = token_end(bytes, start);
                     return Err(GrammarError {
                         kind: GrammarErrorKind::NestingTooDeep,
-                        token: token_at(list, start, bytes.len()),
-                        span: Span::new(start, token_end(bytes, start)),
+                        token: token_at(list, start, end),
+                        span: Span::new(start, end),
                     });
                 }
             }

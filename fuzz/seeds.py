@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets into fuzz/seeds/<target>/.
+
+parse:        every rule list and every policy document of testdata/ and
+              examples/, and the grammar corpus's inputs;
+policy_json:  every policy document (with the matcher table beside it
+              merged in, as the harness does);
+matchers:     every matcher case, as `m:<kind>\\n<spec>\\n<value>`;
+decide, artifact: fixed pseudo-random byte strings for the generators
+              (the decisions of testdata/ cannot be written as generator
+              input; the generators reach the same shapes).
+"""
+import hashlib
+import json
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUT = os.path.join(HERE, "seeds")
+
+
+def files(*dirs):
+    for d in dirs:
+        for base, _, names in os.walk(d):
+            for n in sorted(names):
+                if n.endswith(".json") or n.endswith(".toml"):
+                    yield os.path.join(base, n)
+
+
+def put(target, data):
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def lists_of(obj):
+    for k in ("allow", "deny", "ask"):
+        v = obj.get(k)
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, list):
+            for s in v:
+                if isinstance(s, str):
+                    yield s
+
+
+def main():
+    dirs = [os.path.join(ROOT, "testdata"), os.path.join(ROOT, "examples")]
+    shared = os.path.join(ROOT, "..", "shared", "conformance", "agentpolicy", "testdata")
+    if os.path.isdir(shared):
+        dirs.append(shared)
+    for path in files(*dirs):
+        raw = open(path, "rb").read()
+        put("parse", raw)
+        if path.endswith(".toml"):
+            continue
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(doc, dict):
+            continue
+        cases = doc.get("cases")
+        if not isinstance(cases, list):
+            # A policy document of its own (examples/policy.json).
+            put("policy_json", raw)
+            for l in lists_of(doc):
+                put("parse", l)
+            continue
+        for c in cases:
+            if not isinstance(c, dict):
+                continue
+            if "input" in c:
+                put("parse", c["input"])
+            if "matcher" in c and c.get("matcher") in ("prefix", "glob"):
+                args = c.get("args")
+                field = c.get("field", "command")
+                value = args.get(field) if isinstance(args, dict) else None
+                if isinstance(value, str):
+                    put("matchers", "m:%s\n%s\n%s" % (c["matcher"], c["spec"], value))
+            policy = c.get("policy")
+            if isinstance(policy, dict):
+                p = dict(policy)
+                m = c.get("matchers") or doc.get("matchers")
+                if m and "matchers" not in p:
+                    p["matchers"] = {
+                        t: {k: ("corpus" if v is True else v) for k, v in e.items()}
+                        for t, e in m.items()
+                    }
+                if c.get("aliases"):
+                    p["aliases"] = c["aliases"]
+                text = json.dumps(p)
+                put("policy_json", text)
+                put("parse", text)
+                for l in lists_of(p):
+                    put("parse", l)
+                for s in p.get("sources", []) or []:
+                    if isinstance(s, dict):
+                        for l in lists_of(s):
+                            put("parse", l)
+    rng = random.Random(0x746F6F6C)
+    for target in ("decide", "artifact", "matchers"):
+        for _ in range(64):
+            n = rng.choice([64, 256, 1024, 2048])
+            put(target, bytes(rng.getrandbits(8) for _ in range(n)))
+    for target in sorted(os.listdir(OUT)):
+        print("seeds: %s: %d inputs" % (target, len(os.listdir(os.path.join(OUT, target)))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
