@@ -287,7 +287,8 @@ impl Policies {
     ///
     /// # Errors
     ///
-    /// Every problem found, each naming its place in the document.
+    /// Every problem found, each naming its place in the document and
+    /// pointing into `text` (so that it renders with a line and column).
     pub fn from_json(text: &str) -> Result<Policies, Diagnostics> {
         let v = crate::json::parse_strict(text).map_err(|e| {
             Diagnostics::one(
@@ -295,7 +296,17 @@ impl Policies {
                     .with_help("write one policy object or a list of them"),
             )
         })?;
-        Policies::from_value(&v)
+        match Policies::from_value(&v) {
+            Ok(mut ps) => {
+                locate_all(&mut ps.warnings, text);
+                Ok(ps)
+            }
+            Err(d) => {
+                let mut all: Vec<Diagnostic> = d.iter().cloned().collect();
+                locate_all(&mut all, text);
+                Err(Diagnostics::from_vec(all).unwrap_or(d))
+            }
+        }
     }
 
     /// As [`Policies::from_json`], from a parsed document.
@@ -326,6 +337,25 @@ impl Policies {
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
         order
+    }
+}
+
+/// Points each of `ds` at the value its path names in `text`, when it has
+/// a path and no span. Each search is linear in the text, so past the
+/// first thousand diagnostics only the paths are kept.
+fn locate_all(ds: &mut [Diagnostic], text: &str) {
+    for d in ds.iter_mut().take(1000) {
+        locate(d, text);
+    }
+}
+
+fn locate(d: &mut Diagnostic, text: &str) {
+    let loc = &mut d.location;
+    if loc.span.is_some() || loc.path.is_empty() {
+        return;
+    }
+    if let Some((start, end)) = crate::json::locate(text, &loc.path) {
+        loc.span = Some(crate::diag::Span::new(start, end));
     }
 }
 
