@@ -444,6 +444,40 @@ impl AuthensorEvaluator for AuthensorEngine<'_> {
     }
 }
 
+impl AuthensorEngine<'_> {
+    /// The enabled policies the tables hold, in decision order (disabled
+    /// policies are not compiled). Never panics on tables that loaded.
+    pub fn policies(&self) -> Vec<super::PolicySummary> {
+        let c = &self.compiled;
+        let p = c.program();
+        let n_groups = c.n_groups().min(p.n_words());
+        let mut out: Vec<super::PolicySummary> = (0..n_groups)
+            .map(|g| super::PolicySummary {
+                id: c.group_id(g).to_string(),
+                version: self.version(g),
+                rules: 0,
+                default_effect: None,
+                session_rules: p.w(self.policy_at(g).wrapping_add(3)) != NONE,
+            })
+            .collect();
+        let n_rules = p.h(crate::conditions::layout::H_N_RULES).min(p.n_words());
+        for r in 0..n_rules {
+            let t = c.rule_tag(r);
+            let Some(s) = out.get_mut(c.rule_group(r) as usize) else {
+                continue;
+            };
+            // A budget's other entries (kind `K_BUDGET`) belong to the rule
+            // whose `K_RULE` entry is counted.
+            match t >> 2 & 3 {
+                K_RULE => s.rules += 1,
+                K_DEFAULT => s.default_effect = Effect::from_code(t & 3),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
 /// What the session checks of one decision share.
 #[derive(Default)]
 struct SessionState {

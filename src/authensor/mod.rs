@@ -643,6 +643,21 @@ pub fn budget_currency_reason(rule: &str, currency: &str) -> String {
     )
 }
 
+/// One policy as compiled tables hold it, for `toolgate inspect`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicySummary {
+    /// `id`.
+    pub id: String,
+    /// `version`, when given.
+    pub version: Option<Version>,
+    /// The number of rules.
+    pub rules: usize,
+    /// `defaultEffect`, when given.
+    pub default_effect: Option<Effect>,
+    /// Whether the policy has session rules.
+    pub session_rules: bool,
+}
+
 /// What answers Authensor envelopes: the compiled engine and the reference.
 pub trait AuthensorEvaluator {
     /// Decides one envelope.
