@@ -123,7 +123,8 @@ enum Command {
     },
     /// Run conformance files (toolgate's and agentpolicy's) on every engine.
     Test {
-        /// Conformance files: grammar, matchers or decisions, by shape.
+        /// Conformance files (grammar, matchers, decisions, Claude Code,
+        /// Rubric or Authensor cases), recognised by shape.
         #[arg(required = true)]
         files: Vec<String>,
         /// Run only this engine.
