@@ -39,7 +39,7 @@ main() {
   if [ -n "${FUZZ_TARGETS:-}" ]; then
     read -r -a targets <<<"$FUZZ_TARGETS"
   else
-    targets=(parse matchers decide policy_json artifact rubric shell)
+    targets=(parse matchers decide policy_json artifact rubric shell authensor)
   fi
 
   if command -v python3 >/dev/null 2>&1; then

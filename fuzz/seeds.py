@@ -9,6 +9,12 @@ matchers:     every matcher case, as `m:<kind>\\n<spec>\\n<value>`;
 decide, artifact: fixed pseudo-random byte strings for the generators
               (the decisions of testdata/ cannot be written as generator
               input; the generators reach the same shapes).
+authensor:    pseudo-random byte strings, and eight seed bytes followed by
+              mode 1 and the policies, or mode 0 and an envelope, of every
+              case of testdata/authensor/ and of examples/authensor.json
+              and examples/envelopes.jsonl (see the target's doc);
+shell:        every `command` argument of the calls of testdata/, and
+              `g:` with eight bytes seeding the command generator.
 """
 import hashlib
 import json
@@ -48,6 +54,42 @@ def lists_of(obj):
             for s in v:
                 if isinstance(s, str):
                     yield s
+
+
+def authensor(rng):
+    """The authensor target's seeds: documents behind a seed and a mode."""
+    def seeded(mode, text):
+        put("authensor", bytes(rng.getrandbits(8) for _ in range(8)) + bytes([mode]) + text.encode())
+
+    docs = []
+    for path in files(os.path.join(ROOT, "testdata", "authensor")):
+        try:
+            doc = json.load(open(path, "rb"))
+        except ValueError:
+            continue
+        for c in doc.get("cases", []) if isinstance(doc, dict) else []:
+            if not isinstance(c, dict):
+                continue
+            if "policies" in c:
+                docs.append(json.dumps(c["policies"]))
+            for e in c.get("envelopes", []):
+                if isinstance(e, dict) and "envelope" in e:
+                    seeded(0, json.dumps(e["envelope"]))
+                elif isinstance(e, dict) and isinstance(e.get("raw"), str):
+                    seeded(0, e["raw"])
+    example = os.path.join(ROOT, "examples", "authensor.json")
+    if os.path.exists(example):
+        docs.append(open(example, encoding="utf-8").read())
+    envelopes = os.path.join(ROOT, "examples", "envelopes.jsonl")
+    if os.path.exists(envelopes):
+        for line in open(envelopes, encoding="utf-8"):
+            if line.strip():
+                seeded(0, line.strip())
+    for d in docs:
+        seeded(1, d)
+    for _ in range(64):
+        n = rng.choice([8, 9, 64, 256])
+        put("authensor", bytes(rng.getrandbits(8) for _ in range(n)))
 
 
 def main():
@@ -117,6 +159,7 @@ def main():
     # The shell target's generated commands: `g:` and a seed.
     for _ in range(64):
         put("shell", b"g:" + bytes(rng.getrandbits(8) for _ in range(8)))
+    authensor(random.Random(0x61757468))
     for target in sorted(os.listdir(OUT)):
         print("seeds: %s: %d inputs" % (target, len(os.listdir(os.path.join(OUT, target)))))
 

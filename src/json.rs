@@ -414,3 +414,182 @@ mod scan_tests {
         assert!(scan_members(&dup).is_err());
     }
 }
+
+/// The byte range of the value at `path` in `text`, a JSON text that
+/// parses: where a diagnostic about that value points. `path` names a
+/// place as the document readers do, members after `.` and indices in
+/// brackets (`[1].rules[0].conditions.resource`); the empty path is the
+/// whole text. A member whose name holds `.` or `[` (a condition on
+/// `context.environment`) is found as well: the longest name that fits the
+/// path is taken. When the path leaves the text, the range is that of the
+/// deepest value found on the way; `None` only for a text that is not
+/// JSON.
+///
+/// ```
+/// use toolgate::json::locate;
+/// let text = r#"[{"id": "p", "rules": [{"effect": "permit"}]}]"#;
+/// let (start, end) = locate(text, "[0].rules[0].effect").unwrap();
+/// assert_eq!(&text[start..end], "\"permit\"");
+/// ```
+pub fn locate(text: &str, path: &str) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut pos = skip_ws(b, 0);
+    let mut rest = path;
+    loop {
+        let end = skip_value(b, pos)?;
+        let here = Some((pos, end));
+        // A member after an index (`[0].rules`) or after a member.
+        rest = rest.strip_prefix('.').unwrap_or(rest);
+        if rest.is_empty() {
+            return here;
+        }
+        match b.get(pos) {
+            Some(b'[') if rest.starts_with('[') => {
+                let close = rest.find(']')?;
+                let Some(index) = rest.get(1..close).and_then(|i| i.parse::<usize>().ok()) else {
+                    return here;
+                };
+                rest = rest.get(close + 1..)?;
+                let mut p = skip_ws(b, pos + 1);
+                if b.get(p) == Some(&b']') {
+                    return here;
+                }
+                for _ in 0..index {
+                    p = skip_ws(b, skip_value(b, p)?);
+                    if b.get(p) != Some(&b',') {
+                        return here;
+                    }
+                    p = skip_ws(b, p + 1);
+                }
+                pos = p;
+            }
+            Some(b'{') => {
+                let mut p = skip_ws(b, pos + 1);
+                // The longest member name the path goes on with, and where
+                // its value starts.
+                let mut best: Option<(usize, usize)> = None;
+                while b.get(p) == Some(&b'"') {
+                    let key_end = skip_string(b, p)?;
+                    let key: String = serde_json::from_str(text.get(p..key_end)?).ok()?;
+                    p = skip_ws(b, key_end);
+                    if b.get(p) != Some(&b':') {
+                        return None;
+                    }
+                    p = skip_ws(b, p + 1);
+                    let fits = rest
+                        .strip_prefix(key.as_str())
+                        .is_some_and(|t| t.is_empty() || t.starts_with('.') || t.starts_with('['));
+                    if fits && best.is_none_or(|(len, _)| key.len() > len) {
+                        best = Some((key.len(), p));
+                    }
+                    p = skip_ws(b, skip_value(b, p)?);
+                    if b.get(p) != Some(&b',') {
+                        break;
+                    }
+                    p = skip_ws(b, p + 1);
+                }
+                let Some((len, value)) = best else {
+                    return here;
+                };
+                rest = rest.get(len..)?;
+                pos = value;
+            }
+            _ => return here,
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while b.get(p).is_some_and(u8::is_ascii_whitespace) {
+        p += 1;
+    }
+    p
+}
+
+/// The end of the string starting at `p` (its opening quote).
+fn skip_string(b: &[u8], p: usize) -> Option<usize> {
+    let mut p = p + 1;
+    loop {
+        match b.get(p)? {
+            b'\\' => p += 2,
+            b'"' => return Some(p + 1),
+            _ => p += 1,
+        }
+    }
+}
+
+/// The end of the value starting at `p`.
+fn skip_value(b: &[u8], p: usize) -> Option<usize> {
+    match b.get(p)? {
+        b'"' => skip_string(b, p),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut p = p;
+            loop {
+                match b.get(p)? {
+                    b'"' => {
+                        p = skip_string(b, p)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(p + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                p += 1;
+            }
+        }
+        _ => {
+            let mut p = p;
+            while b
+                .get(p)
+                .is_some_and(|c| !matches!(c, b',' | b'}' | b']') && !c.is_ascii_whitespace())
+            {
+                p += 1;
+            }
+            Some(p)
+        }
+    }
+}
+
+#[cfg(test)]
+mod locate_tests {
+    use super::*;
+
+    fn at<'t>(text: &'t str, path: &str) -> Option<&'t str> {
+        let (s, e) = locate(text, path)?;
+        text.get(s..e)
+    }
+
+    #[test]
+    fn paths_lead_to_their_values() {
+        let t = r#" [ {"id": "a\"]", "rules": []},
+            {"id": "b", "rules": [{"effect": "deny"}, {"effect": "x",
+              "conditions": {"context.environment": {"in": ["a"]}, "context": {"x": 1}}}]} ] "#;
+        assert_eq!(at(t, "").map(str::trim_start), Some(t.trim()));
+        assert_eq!(at(t, "[0].id"), Some(r#""a\"]""#));
+        assert_eq!(at(t, "[1].rules[1].effect"), Some(r#""x""#));
+        assert_eq!(
+            at(t, "[1].rules[1].conditions.context.environment.in[0]"),
+            Some(r#""a""#)
+        );
+        assert_eq!(at(t, "[1].rules[1].conditions.context.x"), Some("1"));
+        // A single policy: the path starts with a member.
+        let one = r#"{"id": "p", "rules": [{"effect": 3}]}"#;
+        assert_eq!(at(one, "rules[0].effect"), Some("3"));
+    }
+
+    #[test]
+    fn a_path_that_leaves_the_text_stops_at_the_deepest_value() {
+        let t = r#"[{"rules": [1, 2]}]"#;
+        assert_eq!(at(t, "[0].rules[5]"), Some("[1, 2]"));
+        assert_eq!(at(t, "[0].missing"), Some(r#"{"rules": [1, 2]}"#));
+        assert_eq!(at(t, "[3]"), Some(t));
+        assert_eq!(at(t, "[0].rules[0].deeper"), Some("1"));
+        assert_eq!(locate("[", "[0]"), None);
+    }
+}

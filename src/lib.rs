@@ -37,6 +37,9 @@
 //! * [`Registry`]: matcher kinds and splitters.
 //! * [`rubric`]: Rubric bundles (policies of rules that AND conditions over
 //!   dot-path fields), compiled by [`conditions`] into the same tables.
+//! * [`authensor`]: Authensor policies (prioritised, scoped, first-match,
+//!   with session rules), compiled by [`conditions`] as first-match
+//!   programs.
 //!
 //! `ARCHITECTURE.md` is the map of the modules and their invariants;
 //! `spec/policy.md` is the normative semantics.
@@ -53,6 +56,7 @@
 )]
 
 pub mod artifact;
+pub mod authensor;
 pub mod call;
 pub mod check;
 pub mod claude;

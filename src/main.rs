@@ -12,6 +12,8 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::ExitCode;
+use toolgate::authensor::reference::AuthensorReference;
+use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
 use toolgate::conformance::{run_file, EngineKind, Report};
 use toolgate::{Call, Decision, Diagnostics, Engine, Evaluator, Policy, Verdict};
 
@@ -41,8 +43,8 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<Format>,
     },
-    /// Compile a policy (or a Rubric bundle) to a binary artifact that
-    /// `decide --bundle` loads.
+    /// Compile a policy (or a Rubric bundle, or Authensor policies) to a
+    /// binary artifact that `decide --bundle` loads.
     Compile {
         /// The policy file (JSON or TOML).
         policy: String,
@@ -54,7 +56,8 @@ enum Command {
         format: Option<Format>,
     },
     /// Show an artifact: header, format version, revision, sources, tools,
-    /// rule counts and section sizes.
+    /// rule counts and section sizes (for Authensor policies, the policies
+    /// in decision order).
     Inspect {
         /// The artifact.
         artifact: String,
@@ -67,7 +70,10 @@ enum Command {
     /// A line holding an array of calls is decided as one batch, and its
     /// verdicts are written as one array on one line. A Rubric bundle
     /// (recognised by its `policies` entries with `policyId`) reads Rubric
-    /// requests and writes Rubric results, one per line.
+    /// requests and writes Rubric results, one per line. Authensor policies
+    /// (a list, or an object with `rules` or `sessionRules`) read action
+    /// envelopes, each with an optional `session`, and write Authensor
+    /// results, one per line.
     Decide {
         /// The policy file (JSON or TOML), or a Claude Code settings file
         /// (recognised by its `permissions` member).
@@ -91,7 +97,8 @@ enum Command {
         /// evaluator for cross-checking by hand.
         #[arg(long, value_enum, default_value = "compiled")]
         engine: EngineArg,
-        /// A file of calls, or `-` (the default) for standard input.
+        /// A file of calls (or of envelopes, or of requests), or `-` (the
+        /// default) for standard input.
         #[arg(default_value = "-")]
         calls: String,
     },
@@ -116,7 +123,8 @@ enum Command {
     },
     /// Run conformance files (toolgate's and agentpolicy's) on every engine.
     Test {
-        /// Conformance files: grammar, matchers or decisions, by shape.
+        /// Conformance files (grammar, matchers, decisions, Claude Code,
+        /// Rubric or Authensor cases), recognised by shape.
         #[arg(required = true)]
         files: Vec<String>,
         /// Run only this engine.
@@ -133,6 +141,8 @@ enum Format {
     ClaudeCode,
     /// A Rubric bundle.
     Rubric,
+    /// Authensor policies: one policy object, or a list of them.
+    Authensor,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -218,6 +228,16 @@ fn main() -> ExitCode {
             (policy, None) => {
                 if let Some(p) = &policy {
                     if settings.is_empty() && !is_settings(p, format) {
+                        match authensor_policies(p, format) {
+                            Err(code) => return code,
+                            Ok(Some(ps)) => {
+                                return match authensor_engine(&ps, engine, p) {
+                                    Ok(e) => decide_authensor(e.as_ref(), &calls),
+                                    Err(code) => code,
+                                }
+                            }
+                            Ok(None) => {}
+                        }
                         return match rubric_bundle(p, format) {
                             Err(code) => code,
                             Ok(Some(b)) => match rubric_engine(&b, engine) {
@@ -358,6 +378,71 @@ fn rubric_engine(
     }
 }
 
+/// Reads `path` as Authensor policies when it has their shape (a JSON list,
+/// or an object with `rules` or `sessionRules` that is neither settings
+/// nor a bundle) or `--format authensor` says so: `None` for any other
+/// document. Warnings are printed.
+fn authensor_policies(path: &str, format: Option<Format>) -> Result<Option<Policies>, ExitCode> {
+    let forced = matches!(format, Some(Format::Authensor));
+    if !forced && (format.is_some() || path.ends_with(".toml")) {
+        return Ok(None);
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read `{path}`: {e}");
+            return Err(ExitCode::from(EXIT_IO));
+        }
+    };
+    if !forced && !toolgate::json::parse_strict(&text).is_ok_and(|v| Policies::looks_like(&v)) {
+        return Ok(None);
+    }
+    match Policies::from_json(&text) {
+        Ok(ps) => {
+            for w in &ps.warnings {
+                let d = Diagnostics::one(w.clone()).in_file(path);
+                eprint!(
+                    "{}",
+                    d.first()
+                        .render(Some(&text))
+                        .replacen("error", "warning", 1)
+                );
+            }
+            Ok(Some(ps))
+        }
+        Err(d) => Err(report(&d.in_file(path), &text)),
+    }
+}
+
+/// The engine that decides envelopes against `ps`: the compiled one, the
+/// reference, or the compiled one written to an artifact and loaded back.
+fn authensor_engine(
+    ps: &Policies,
+    engine: EngineArg,
+    path: &str,
+) -> Result<Box<dyn AuthensorEvaluator>, ExitCode> {
+    if let EngineArg::Reference = engine {
+        return Ok(Box::new(AuthensorReference::new(ps)));
+    }
+    let built = AuthensorEngine::build(ps).map_err(|d| report(&d.in_file(path), ""))?;
+    if let EngineArg::Artifact = engine {
+        let bytes = built.to_bytes();
+        return match AuthensorEngine::from_bytes(&bytes) {
+            Ok(e) => Ok(Box::new(e.into_owned())),
+            Err(e) => {
+                eprintln!("error: the policies' artifact does not load back: {e}");
+                Err(ExitCode::from(EXIT_INVALID))
+            }
+        };
+    }
+    Ok(Box::new(built))
+}
+
+/// `1 policy`, `2 policies`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn check(path: &str, format: Option<Format>) -> ExitCode {
     if is_settings(path, format) {
         return match settings_policy(path) {
@@ -367,6 +452,24 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
             }
             Err(code) => code,
         };
+    }
+    match authensor_policies(path, format) {
+        Err(code) => return code,
+        Ok(Some(ps)) => {
+            return match authensor_engine(&ps, EngineArg::Compiled, path) {
+                Ok(_) => {
+                    let rules: usize = ps.policies.iter().map(|p| p.rules.len()).sum();
+                    eprintln!(
+                        "{path}: ok (Authensor policies: {}, {})",
+                        plural(ps.policies.len(), "policy", "policies"),
+                        plural(rules, "rule", "rules")
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(code) => code,
+            }
+        }
+        Ok(None) => {}
     }
     match rubric_bundle(path, format) {
         Err(code) => return code,
@@ -408,6 +511,14 @@ fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
                 let text = std::fs::read_to_string(path).unwrap_or_default();
                 return report(&d.in_file(path), &text);
             }
+        }
+    } else if let Some(ps) = match authensor_policies(path, format) {
+        Ok(ps) => ps,
+        Err(code) => return code,
+    } {
+        match AuthensorEngine::build(&ps) {
+            Ok(e) => e.to_bytes(),
+            Err(d) => return report(&d.in_file(path), ""),
         }
     } else {
         match rubric_bundle(path, format) {
@@ -469,6 +580,11 @@ fn inspect(path: &str, format: OutputFormat) -> ExitCode {
         Ok(m) => m,
         Err(code) => return code,
     };
+    if let Ok(h) = toolgate::artifact::header(&mapped) {
+        if h.required & toolgate::artifact::FEATURE_AUTHENSOR != 0 {
+            return inspect_authensor(path, &mapped, &h, format);
+        }
+    }
     let info = match toolgate::artifact::inspect(&mapped) {
         Ok(i) => i,
         Err(e) => {
@@ -484,6 +600,122 @@ fn inspect(path: &str, format: OutputFormat) -> ExitCode {
 
 fn counts_json(c: &toolgate::artifact::RuleCounts) -> serde_json::Value {
     serde_json::json!({"deny": c.deny, "ask": c.ask, "allow": c.allow, "carve_outs": c.carve_outs, "withheld": c.withheld})
+}
+
+/// Shows an artifact of Authensor policies: its header, its policies in
+/// decision order, its sections.
+fn inspect_authensor(
+    path: &str,
+    bytes: &[u8],
+    h: &toolgate::artifact::Header,
+    format: OutputFormat,
+) -> ExitCode {
+    use std::fmt::Write as _;
+    let engine = match AuthensorEngine::from_bytes(bytes) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: `{path}` is not a usable artifact: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let policies = engine.policies();
+    let version = |v: &Option<toolgate::authensor::Version>| match v {
+        Some(toolgate::authensor::Version::Number(n)) => Some(n.to_string()),
+        Some(toolgate::authensor::Version::Text(t)) => Some(t.clone()),
+        None => None,
+    };
+    // As the policy wrote it: a number stays a number.
+    let version_json = |v: &Option<toolgate::authensor::Version>| match v {
+        Some(toolgate::authensor::Version::Number(n)) => serde_json::Value::Number(n.clone()),
+        Some(toolgate::authensor::Version::Text(t)) => serde_json::Value::String(t.clone()),
+        None => serde_json::Value::Null,
+    };
+    match format {
+        OutputFormat::Json => out(&format!(
+            "{}\n",
+            serde_json::json!({
+                "schema_version": 1,
+                "bytes": bytes.len(),
+                "format": {"major": h.major, "minor": h.minor},
+                "required_features": h.required,
+                "optional_features": h.optional,
+                "toolgate_version": h.toolgate_version,
+                "regex_automata_version": h.regex_automata_version,
+                "revision": h.revision_hex(),
+                "holds": "authensor",
+                "policies": policies.iter().map(|p| serde_json::json!({
+                    "id": p.id, "version": version_json(&p.version), "rules": p.rules,
+                    "default": p.default_effect.map(|e| e.as_str()),
+                    "session_rules": p.session_rules,
+                })).collect::<Vec<_>>(),
+                "sections": sections_json(h),
+            })
+        )),
+        OutputFormat::Text => {
+            let mut o = header_text(path, bytes.len(), h);
+            let _ = writeln!(
+                o,
+                "holds      Authensor policies, {} in decision order",
+                policies.len()
+            );
+            let _ = writeln!(o, "policies");
+            for p in &policies {
+                let _ = writeln!(
+                    o,
+                    "  {:<24} version {:<8} rules {:<6} default {:<16} session rules {}",
+                    p.id,
+                    version(&p.version).unwrap_or_else(|| "-".into()),
+                    p.rules,
+                    p.default_effect.map_or("-", |e| e.as_str()),
+                    if p.session_rules { "yes" } else { "no" }
+                );
+            }
+            sections_text(&mut o, h);
+            out(&o)
+        }
+    }
+}
+
+fn sections_json(h: &toolgate::artifact::Header) -> Vec<serde_json::Value> {
+    h.sections.iter().map(|s| serde_json::json!({
+        "kind": s.kind_name(), "offset": s.offset, "length": s.len, "align": s.align, "crc32": format!("{:08x}", s.crc)
+    })).collect()
+}
+
+/// The lines every artifact's inspection starts with.
+fn header_text(path: &str, len: usize, h: &toolgate::artifact::Header) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(o, "artifact   {path} ({len} bytes)");
+    let _ = writeln!(
+        o,
+        "format     {}.{}, required features {:#x}, optional features {:#x}",
+        h.major, h.minor, h.required, h.optional
+    );
+    let _ = writeln!(
+        o,
+        "written by toolgate {}, regex-automata {}",
+        h.toolgate_version, h.regex_automata_version
+    );
+    let _ = writeln!(o, "revision   {}", h.revision_hex());
+    o
+}
+
+/// The lines every artifact's inspection ends with.
+fn sections_text(o: &mut String, h: &toolgate::artifact::Header) {
+    use std::fmt::Write as _;
+    let _ = writeln!(o, "sections");
+    for s in &h.sections {
+        let _ = writeln!(
+            o,
+            "  {:<6} offset {:<8} length {:<9} align {} crc32 {:08x}",
+            s.kind_name(),
+            s.offset,
+            s.len,
+            s.align,
+            s.crc
+        );
+    }
 }
 
 fn inspection_json(i: &toolgate::artifact::Inspection) -> serde_json::Value {
@@ -505,29 +737,15 @@ fn inspection_json(i: &toolgate::artifact::Inspection) -> serde_json::Value {
         "tools": i.tools.iter().map(|t| serde_json::json!({
             "name": t.name, "field": t.field, "kind": t.kind, "split": t.split, "rules": counts_json(&t.counts)
         })).collect::<Vec<_>>(),
-        "sections": h.sections.iter().map(|s| serde_json::json!({
-            "kind": s.kind_name(), "offset": s.offset, "length": s.len, "align": s.align, "crc32": format!("{:08x}", s.crc)
-        })).collect::<Vec<_>>(),
+        "sections": sections_json(h),
     })
 }
 
 fn inspection_text(path: &str, i: &toolgate::artifact::Inspection) -> String {
     use std::fmt::Write as _;
     let h = &i.header;
-    let mut o = String::new();
+    let mut o = header_text(path, i.len, h);
     let c = &i.counts;
-    let _ = writeln!(o, "artifact   {path} ({} bytes)", i.len);
-    let _ = writeln!(
-        o,
-        "format     {}.{}, required features {:#x}, optional features {:#x}",
-        h.major, h.minor, h.required, h.optional
-    );
-    let _ = writeln!(
-        o,
-        "written by toolgate {}, regex-automata {}",
-        h.toolgate_version, h.regex_automata_version
-    );
-    let _ = writeln!(o, "revision   {}", h.revision_hex());
     let _ = writeln!(o, "default    {}", i.default);
     let _ = writeln!(
         o,
@@ -565,18 +783,7 @@ fn inspection_text(path: &str, i: &toolgate::artifact::Inspection) -> String {
             t.counts.carve_outs
         );
     }
-    let _ = writeln!(o, "sections");
-    for s in &h.sections {
-        let _ = writeln!(
-            o,
-            "  {:<6} offset {:<8} length {:<9} align {} crc32 {:08x}",
-            s.kind_name(),
-            s.offset,
-            s.len,
-            s.align,
-            s.crc
-        );
-    }
+    sections_text(&mut o, h);
     o
 }
 
@@ -585,9 +792,17 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
         Ok(m) => m,
         Err(code) => return code,
     };
-    let conditions = toolgate::artifact::header(&mapped)
-        .is_ok_and(|h| h.required & toolgate::artifact::FEATURE_CONDITIONS != 0);
-    if conditions {
+    let required = toolgate::artifact::header(&mapped).map_or(0, |h| h.required);
+    if required & toolgate::artifact::FEATURE_AUTHENSOR != 0 {
+        return match AuthensorEngine::from_bytes(&mapped) {
+            Ok(engine) => decide_authensor(&engine, calls),
+            Err(e) => {
+                eprintln!("error: `{path}` is not a usable artifact: {e}");
+                ExitCode::from(EXIT_INVALID)
+            }
+        };
+    }
+    if required & toolgate::artifact::FEATURE_CONDITIONS != 0 {
         return match toolgate::rubric::RubricEngine::from_bytes(&mapped) {
             Ok(engine) => decide_rubric(&engine, calls),
             Err(e) => {
@@ -615,6 +830,20 @@ fn decide_rubric(engine: &dyn toolgate::rubric::RubricEvaluator, calls: &str) ->
             Err(why) => Request::unreadable(why),
         };
         out.push_str(&engine.decide(&request).to_json().to_string());
+    })
+}
+
+/// Decides action envelopes: one JSON object per line in (its earlier
+/// actions in an optional `session` member), one result per line out. A
+/// line that cannot be read is answered with a deny saying why.
+fn decide_authensor(engine: &dyn AuthensorEvaluator, envelopes: &str) -> ExitCode {
+    lines(envelopes, |line, out| {
+        let envelope = match line.map(toolgate::json::parse_strict) {
+            Ok(Ok(v)) => Envelope::from_value(v).unwrap_or_else(Envelope::unreadable),
+            Ok(Err(e)) => Envelope::unreadable(format!("the line is not JSON: {e}")),
+            Err(why) => Envelope::unreadable(why),
+        };
+        out.push_str(&engine.decide(&envelope).to_json().to_string());
     })
 }
 

@@ -43,8 +43,14 @@ pub const FEATURE_DFA: u64 = 1;
 /// Required feature (1.1): the tables are a condition program (a Rubric
 /// bundle), not rule lists.
 pub const FEATURE_CONDITIONS: u64 = 2;
+/// Required feature (1.2): the condition program is a first-match program
+/// of Authensor policies, with their session tables. Set together with
+/// [`FEATURE_CONDITIONS`], so that a 1.1 reader refuses it.
+pub const FEATURE_AUTHENSOR: u64 = 4;
+/// The minor version of an artifact holding Authensor policies (1.2).
+pub const FORMAT_MINOR_AUTHENSOR: u16 = 2;
 /// The required features this reader knows.
-pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_CONDITIONS;
+pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_CONDITIONS | FEATURE_AUTHENSOR;
 /// The header's length in bytes.
 pub const HEADER_LEN: usize = 104;
 /// A section table entry's length in bytes.
@@ -194,9 +200,14 @@ pub fn write(p: &Program<'_>) -> Vec<u8> {
         ));
     }
     let conditions = p.w(0) == crate::conditions::layout::MAGIC;
+    let authensor = conditions
+        && p.w(crate::conditions::layout::H_KIND) == crate::conditions::layout::KIND_FIRST_MATCH;
     let required = if p.dfas.is_empty() { 0 } else { FEATURE_DFA }
-        | if conditions { FEATURE_CONDITIONS } else { 0 };
-    let minor = if conditions {
+        | if conditions { FEATURE_CONDITIONS } else { 0 }
+        | if authensor { FEATURE_AUTHENSOR } else { 0 };
+    let minor = if authensor {
+        FORMAT_MINOR_AUTHENSOR
+    } else if conditions {
         FORMAT_MINOR_CONDITIONS
     } else {
         FORMAT_MINOR
@@ -463,7 +474,11 @@ fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
     if h.required & FEATURE_CONDITIONS != 0 {
         return Err(LoadError::new(
             LoadErrorKind::ProgramKind,
-            "the artifact holds a Rubric bundle, not rule lists: decide with it as a Rubric bundle (`RubricEngine::from_bytes`)",
+            if h.required & FEATURE_AUTHENSOR != 0 {
+                "the artifact holds Authensor policies, not rule lists: decide with it as Authensor policies (`AuthensorEngine::from_bytes`)"
+            } else {
+                "the artifact holds a Rubric bundle, not rule lists: decide with it as a Rubric bundle (`RubricEngine::from_bytes`)"
+            },
         ));
     }
     let p = read_sections(bytes, &h)?;
@@ -495,6 +510,35 @@ pub(crate) fn read_conditions(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
         return Err(LoadError::new(
             LoadErrorKind::ProgramKind,
             "the artifact holds rule lists, not a Rubric bundle: decide with it as a policy (`Engine::from_bytes`)",
+        ));
+    }
+    if h.required & FEATURE_AUTHENSOR != 0 {
+        return Err(LoadError::new(
+            LoadErrorKind::ProgramKind,
+            "the artifact holds Authensor policies, not a Rubric bundle: decide with it as Authensor policies (`AuthensorEngine::from_bytes`)",
+        ));
+    }
+    read_sections(bytes, &h)
+}
+
+/// Validates an artifact holding Authensor policies (a first-match
+/// condition program) and borrows its tables; the caller checks the
+/// program's header and its session tables.
+///
+/// # Errors
+///
+/// A [`LoadError`] naming the check that failed.
+pub(crate) fn read_authensor(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
+    let h = header(bytes)?;
+    if h.required & FEATURE_AUTHENSOR == 0 || h.required & FEATURE_CONDITIONS == 0 {
+        let what = if h.required & FEATURE_CONDITIONS != 0 {
+            "a Rubric bundle, not Authensor policies: decide with it as a Rubric bundle (`RubricEngine::from_bytes`)"
+        } else {
+            "rule lists, not Authensor policies: decide with it as a policy (`Engine::from_bytes`)"
+        };
+        return Err(LoadError::new(
+            LoadErrorKind::ProgramKind,
+            format!("the artifact holds {what}"),
         ));
     }
     read_sections(bytes, &h)

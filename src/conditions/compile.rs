@@ -1,9 +1,13 @@
-//! A [`CondIr`] into tables: predicates, rules as literal lists anchored
-//! on a predicate, tries and DFAs.
+//! A [`CondIr`] or a [`MatchIr`] into tables: predicates, rules as literal
+//! lists anchored on a predicate, tries and DFAs.
+//!
+//! Both IRs lower into one internal form (groups, and rules whose literals
+//! are predicates on fields) that [`build`] compiles; they differ only in
+//! what their conditions lower to and in how the rules combine.
 
 use super::layout::*;
 use super::value::js_number;
-use super::{pattern, CondIr, Effect, Limits, Op, Operand};
+use super::{glob, pattern, CondIr, Effect, Gate, Limits, MatchIr, Op, Operand, Pred, MAX_TAG};
 use crate::compile::trie::Trie;
 use crate::compile::Writer;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -29,6 +33,34 @@ enum Kind {
     Contains(String),
     /// The translated pattern.
     Matches(String),
+    /// A string field matching one of the segment globs (sorted, distinct)
+    /// with the separator.
+    Globs(char, Vec<String>),
+    /// A string field equal to one of the items (sorted, distinct).
+    InStr(Vec<String>),
+    /// The translated pattern occurring in a string field.
+    Search(String),
+    /// A number field above the number with these bits.
+    Above(u64),
+    /// A field of this type (`PT_ANY`: any field that resolves).
+    Is(u32),
+}
+
+impl Kind {
+    /// The JSON type a field must have for the predicate to hold.
+    fn pred_type(&self) -> u32 {
+        match self {
+            Kind::EqStr(_) | Kind::Globs(..) | Kind::InStr(_) | Kind::Search(_) => PT_STRING,
+            Kind::EqNum(_) | Kind::Above(_) => PT_NUMBER,
+            Kind::EqBool(_) => PT_BOOL,
+            Kind::Is(t) => *t,
+            Kind::In(_)
+            | Kind::StartsWith(_)
+            | Kind::EndsWith(_)
+            | Kind::Contains(_)
+            | Kind::Matches(_) => PT_ANY,
+        }
+    }
 }
 
 /// One literal of a rule's conjunction.
@@ -41,6 +73,50 @@ enum Lit {
     Always,
 }
 
+/// A condition lowered by its front end: the predicate it tests and
+/// whether it negates it, `Ok(None)` with the constant truth for a
+/// condition that does not depend on the request, or why its pattern does
+/// not compile.
+struct LitIn<'a> {
+    field: &'a str,
+    lowered: Result<Option<(Kind, bool)>, String>,
+    constant: bool,
+    /// The operator's name, for the error of a pattern that does not
+    /// compile.
+    op: &'static str,
+}
+
+/// A rule lowered by its front end.
+struct RuleIn<'a> {
+    id: &'a str,
+    description: Option<&'a str>,
+    group: u32,
+    /// `RF_DENY`, `RF_RESIDUAL` and the tag; `RF_NEVER` and `RF_HAS_DESC`
+    /// are the compiler's.
+    flags: u32,
+    lits: Vec<LitIn<'a>>,
+}
+
+/// A group record's contents.
+struct GroupIn<'a> {
+    id: &'a str,
+    version: u64,
+    default_deny: bool,
+    errored: bool,
+}
+
+/// What [`build`] compiles.
+struct Build<'a> {
+    kind: u32,
+    groups: Vec<GroupIn<'a>>,
+    /// The rules of the groups before the first errored one.
+    rules: Vec<RuleIn<'a>>,
+    stop: Option<usize>,
+    frozen: &'a [String],
+    gate: Option<&'a Gate>,
+    tokens: &'a [super::TokenGlob],
+}
+
 #[derive(Default)]
 struct FieldBuild {
     path: String,
@@ -50,6 +126,11 @@ struct FieldBuild {
     /// patterns, as a literal set's DFA stays linear in its size while a
     /// product with patterns such as `a.*b` does not.
     needles: Vec<(String, u32)>,
+    /// Whole-value patterns (segment globs with a single `*`), built into
+    /// anchored DFAs that the field matcher's walk runs.
+    anchored: Vec<(String, u32)>,
+    /// Numeric thresholds: the value and the predicate.
+    nums: Vec<(f64, u32)>,
 }
 
 /// Compiles a condition program.
@@ -66,7 +147,150 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         .groups
         .get(..stop.unwrap_or(ir.groups.len()))
         .unwrap_or(&ir.groups);
+    let mut rules = Vec::new();
+    for (gi, g) in live.iter().enumerate() {
+        for r in &g.rules {
+            let lits = r
+                .conds
+                .iter()
+                .map(|c| LitIn {
+                    field: &c.field,
+                    lowered: lower(c.op, &c.value),
+                    constant: constant(c.op),
+                    op: "matches",
+                })
+                .collect();
+            rules.push(RuleIn {
+                id: &r.id,
+                description: r.description.as_deref(),
+                group: gi as u32,
+                flags: if r.effect == Effect::Deny { RF_DENY } else { 0 },
+                lits,
+            });
+        }
+    }
+    build(
+        Build {
+            kind: KIND_RUBRIC,
+            groups: ir
+                .groups
+                .iter()
+                .map(|g| GroupIn {
+                    id: &g.id,
+                    version: g.version,
+                    default_deny: g.default == Effect::Deny,
+                    errored: g.errored,
+                })
+                .collect(),
+            rules,
+            stop,
+            frozen: &ir.frozen,
+            gate: ir.gate.as_ref(),
+            tokens: &[],
+        },
+        limits,
+        None,
+    )
+}
 
+/// Compiles a first-match program. `ext` writes the front end's own
+/// tables into the program's words and strings and returns their offset,
+/// which the header keeps (see [`Compiled::ext`]).
+///
+/// # Errors
+///
+/// `invalid_pattern` for a `Search` pattern that does not compile (front
+/// ends check their patterns at load; this is a guard), `too_complex` for
+/// patterns or globs that cannot be split into DFAs within the limits, and
+/// `too_large` for a tag above [`MAX_TAG`].
+///
+/// [`Compiled::ext`]: super::Compiled::ext
+pub(crate) fn compile_first_match(
+    ir: &MatchIr,
+    limits: Limits,
+    ext: &mut dyn FnMut(&mut Writer) -> u32,
+) -> Result<Program<'static>, Diagnostics> {
+    let mut rules = Vec::with_capacity(ir.rules.len());
+    for r in &ir.rules {
+        if r.tag > MAX_TAG {
+            return Err(Diagnostics::one(Diagnostic::new(
+                "too_large",
+                format!("rule `{}`: the tag {} is above {MAX_TAG}", r.id, r.tag),
+            )));
+        }
+        let lits = r
+            .tests
+            .iter()
+            .map(|t| {
+                let lowered = lower_pred(&t.pred).map(|k| k.map(|k| (k, t.negated)));
+                LitIn {
+                    field: &t.field,
+                    lowered,
+                    // A predicate that never holds: its negation always does.
+                    constant: t.negated,
+                    op: "regex",
+                }
+            })
+            .collect();
+        rules.push(RuleIn {
+            id: &r.id,
+            description: r.description.as_deref(),
+            group: r.group,
+            flags: RF_DENY | if r.residual { RF_RESIDUAL } else { 0 } | r.tag << RF_TAG_SHIFT,
+            lits,
+        });
+    }
+    build(
+        Build {
+            kind: KIND_FIRST_MATCH,
+            groups: ir
+                .groups
+                .iter()
+                .map(|id| GroupIn {
+                    id,
+                    version: 0,
+                    default_deny: true,
+                    errored: false,
+                })
+                .collect(),
+            rules,
+            stop: None,
+            frozen: &[],
+            gate: None,
+            tokens: &ir.tokens,
+        },
+        limits,
+        Some(ext),
+    )
+}
+
+/// The predicate of a first-match test; `None` for one that never holds.
+fn lower_pred(p: &Pred) -> Result<Option<Kind>, String> {
+    let sorted = |v: &[String]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    Ok(match p {
+        Pred::Glob { globs, .. } if globs.is_empty() => None,
+        Pred::Glob { sep, globs } => Some(Kind::Globs(*sep, sorted(globs))),
+        Pred::Equals(s) => Some(Kind::EqStr(s.clone())),
+        Pred::OneOf(items) if items.is_empty() => None,
+        Pred::OneOf(items) => Some(Kind::InStr(sorted(items))),
+        Pred::Search(p) => Some(Kind::Search(pattern::translate(p)?)),
+        Pred::Above(x) if x.is_finite() => Some(Kind::Above(x.to_bits())),
+        Pred::Above(_) => None,
+        Pred::Present => Some(Kind::Is(PT_ANY)),
+        Pred::Number => Some(Kind::Is(PT_NUMBER)),
+    })
+}
+
+fn build(
+    b: Build<'_>,
+    limits: Limits,
+    ext: Option<&mut dyn FnMut(&mut Writer) -> u32>,
+) -> Result<Program<'static>, Diagnostics> {
     let mut trie = Trie::default();
     let mut fields: Vec<FieldBuild> = Vec::new();
     let mut field_ids: HashMap<String, usize> = HashMap::new();
@@ -77,75 +301,69 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
     let mut rules: Vec<(u32, u32, Vec<u32>)> = Vec::new();
     let mut errors = Vec::new();
 
-    for (gi, g) in live.iter().enumerate() {
-        for r in &g.rules {
-            let mut lits: Vec<(u32, bool)> = Vec::new();
-            let mut never = false;
-            for c in &r.conds {
-                let f = *field_ids.entry(c.field.clone()).or_insert_with(|| {
-                    fields.push(FieldBuild {
-                        path: c.field.clone(),
-                        ..FieldBuild::default()
-                    });
-                    fields.len() - 1
+    for r in &b.rules {
+        let mut lits: Vec<(u32, bool)> = Vec::new();
+        let mut never = false;
+        for c in &r.lits {
+            let f = *field_ids.entry(c.field.to_string()).or_insert_with(|| {
+                fields.push(FieldBuild {
+                    path: c.field.to_string(),
+                    ..FieldBuild::default()
                 });
-                let lit = match lower(c.op, &c.value) {
-                    Ok(Some((kind, neg))) => {
-                        let next = preds.len() as u32;
-                        let id = *preds.entry((f, kind.clone())).or_insert(next);
-                        if id == next {
-                            n_preds += 1;
-                            pred_types.push(match kind {
-                                Kind::EqStr(_) => PT_STRING,
-                                Kind::EqNum(_) => PT_NUMBER,
-                                Kind::EqBool(_) => PT_BOOL,
-                                _ => PT_ANY,
-                            });
-                            if let Some(fb) = fields.get_mut(f) {
-                                add_pred(&mut trie, fb, &kind, id);
-                            }
+                fields.len() - 1
+            });
+            let lit = match &c.lowered {
+                Ok(Some((kind, neg))) => {
+                    let next = preds.len() as u32;
+                    let id = *preds.entry((f, kind.clone())).or_insert(next);
+                    if id == next {
+                        n_preds += 1;
+                        pred_types.push(kind.pred_type());
+                        if let Some(fb) = fields.get_mut(f) {
+                            add_pred(&mut trie, fb, kind, id);
                         }
-                        Lit::Pred(id, neg)
                     }
-                    Ok(None) if constant(c.op) => Lit::Always,
-                    Ok(None) => Lit::Never,
-                    Err(msg) => {
-                        errors.push(
-                            Diagnostic::new(
-                                "invalid_pattern",
-                                format!(
-                                    "policy `{}`, rule `{}`: the `matches` pattern of `{}` does not compile: {msg}",
-                                    g.id, r.id, c.field
-                                ),
-                            )
-                            .with_help("write an RE2 pattern without lookaround or backreferences"),
-                        );
-                        Lit::Never
-                    }
-                };
-                match lit {
-                    Lit::Pred(p, n) => lits.push((p, n)),
-                    Lit::Never => never = true,
-                    Lit::Always => {}
+                    Lit::Pred(id, *neg)
                 }
+                Ok(None) if c.constant => Lit::Always,
+                Ok(None) => Lit::Never,
+                Err(msg) => {
+                    let group = b.groups.get(r.group as usize).map_or("", |g| g.id);
+                    errors.push(
+                        Diagnostic::new(
+                            "invalid_pattern",
+                            format!(
+                                "policy `{group}`, rule `{}`: the `{}` pattern of `{}` does not compile: {msg}",
+                                r.id, c.op, c.field
+                            ),
+                        )
+                        .with_help("write an RE2 pattern without lookaround or backreferences"),
+                    );
+                    Lit::Never
+                }
+            };
+            match lit {
+                Lit::Pred(p, n) => lits.push((p, n)),
+                Lit::Never => never = true,
+                Lit::Always => {}
             }
-            lits.sort_unstable();
-            lits.dedup();
-            if lits.windows(2).any(|w| matches!(w, [a, b] if a.0 == b.0)) {
-                // Both a predicate and its negation: never true.
-                never = true;
-            }
-            let mut flags = if r.effect == Effect::Deny { RF_DENY } else { 0 };
-            if never {
-                flags |= RF_NEVER;
-                lits.clear();
-            }
-            if r.description.is_some() {
-                flags |= RF_HAS_DESC;
-            }
-            let words = lits.iter().map(|(p, n)| p << 1 | u32::from(*n)).collect();
-            rules.push((gi as u32, flags, words));
         }
+        lits.sort_unstable();
+        lits.dedup();
+        if lits.windows(2).any(|w| matches!(w, [a, b] if a.0 == b.0)) {
+            // Both a predicate and its negation: never true.
+            never = true;
+        }
+        let mut flags = r.flags & !(RF_NEVER | RF_HAS_DESC);
+        if never {
+            flags |= RF_NEVER;
+            lits.clear();
+        }
+        if r.description.is_some() {
+            flags |= RF_HAS_DESC;
+        }
+        let words = lits.iter().map(|(p, n)| p << 1 | u32::from(*n)).collect();
+        rules.push((r.group, flags, words));
     }
 
     // Anchors: each rule on its rarest positive predicate.
@@ -175,13 +393,15 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         }
     }
 
-    // DFAs for `contains` and `matches`, per field.
+    // DFAs for `contains` and `matches`, per field; anchored DFAs for the
+    // globs with a single `*`, per field and for the tokens.
     let mut dfas: Vec<Dfa<'static>> = Vec::new();
     let mut dfa_lists: Vec<Vec<(u32, Vec<u32>)>> = Vec::new();
+    let mut anchored_lists: Vec<Vec<(u32, Vec<u32>)>> = Vec::new();
     for fb in &fields {
         let mut list = Vec::new();
         for set in [&fb.needles, &fb.patterns] {
-            if let Err(d) = build_chunks(set, limits, &mut |dfa, ids| {
+            if let Err(d) = build_chunks(set, limits, false, &mut |dfa, ids| {
                 list.push((dfas.len() as u32, ids));
                 dfas.push(Dfa::Owned(dfa));
             }) {
@@ -189,21 +409,49 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
             }
         }
         dfa_lists.push(list);
+        let mut list = Vec::new();
+        if let Err(d) = build_chunks(&fb.anchored, limits, true, &mut |dfa, ids| {
+            list.push((dfas.len() as u32, ids));
+            dfas.push(Dfa::Owned(dfa));
+        }) {
+            errors.push(d);
+        }
+        anchored_lists.push(list);
+    }
+    let mut token_root = None;
+    let mut token_regexes = Vec::new();
+    for (id, t) in b.tokens.iter().enumerate() {
+        let root = *token_root.get_or_insert_with(|| trie.node());
+        add_glob(
+            &mut trie,
+            root,
+            &mut token_regexes,
+            &t.glob,
+            t.sep,
+            id as u32,
+        );
+    }
+    let mut token_dfas = Vec::new();
+    if let Err(d) = build_chunks(&token_regexes, limits, true, &mut |dfa, ids| {
+        token_dfas.push((dfas.len() as u32, ids));
+        dfas.push(Dfa::Owned(dfa));
+    }) {
+        errors.push(d);
     }
     if let Some(d) = Diagnostics::from_vec(errors) {
         return Err(d);
     }
 
     // Frozen ids and approved servers: exact sets.
-    let frozen_root = (!ir.frozen.is_empty()).then(|| {
+    let frozen_root = (!b.frozen.is_empty()).then(|| {
         let root = trie.node();
-        for id in &ir.frozen {
+        for id in b.frozen {
             let n = trie.forward(root, id.to_lowercase().as_bytes());
             trie.pay(n, 0, Vec::new());
         }
         root
     });
-    let approved_root = ir.gate.as_ref().map(|gate| {
+    let approved_root = b.gate.map(|gate| {
         let root = trie.node();
         for s in &gate.approved {
             let n = trie.forward(root, s.as_bytes());
@@ -216,14 +464,14 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
     w.words.resize(HDR_WORDS as usize, 0);
 
     let groups_at = w.here();
-    for g in &ir.groups {
-        let id = w.str(&g.id);
+    for g in &b.groups {
+        let id = w.str(g.id);
         w.words.extend_from_slice(&[
             id.0,
             id.1,
             g.version as u32,
             (g.version >> 32) as u32,
-            u32::from(g.default == Effect::Deny),
+            u32::from(g.default_deny),
             if g.errored { GF_ERRORED } else { 0 },
         ]);
     }
@@ -234,21 +482,22 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         w.words.extend_from_slice(lits);
     }
     let rules_at = w.here();
-    let mut ri = rules.iter().zip(&lits_at);
-    for g in live {
-        for r in &g.rules {
-            let ((group, flags, lits), at) = match ri.next() {
-                Some(((g, f, l), a)) => ((*g, *f, l.len() as u32), *a),
-                None => ((NONE, RF_NEVER, 0), 0),
-            };
-            let id = w.str(&r.id);
-            let desc = match &r.description {
-                Some(d) => w.str(d),
-                None => (0, NONE),
-            };
-            w.words
-                .extend_from_slice(&[id.0, id.1, desc.0, desc.1, group, flags, at, lits]);
-        }
+    for (r, ((group, flags, lits), at)) in b.rules.iter().zip(rules.iter().zip(&lits_at)) {
+        let id = w.str(r.id);
+        let desc = match r.description {
+            Some(d) => w.str(d),
+            None => (0, NONE),
+        };
+        w.words.extend_from_slice(&[
+            id.0,
+            id.1,
+            desc.0,
+            desc.1,
+            *group,
+            *flags,
+            *at,
+            lits.len() as u32,
+        ]);
     }
 
     let anchors_at = w.here();
@@ -305,14 +554,7 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         }
         let strs = fm(&mut w, fb.strs);
         let dl = dfa_lists.get(i).map(Vec::as_slice).unwrap_or_default();
-        let dfa_at = w.here();
-        w.words.resize(w.words.len() + dl.len() * 2, 0);
-        for (k, (dfa, ids)) in dl.iter().enumerate() {
-            let map = w.here();
-            w.words.extend_from_slice(ids);
-            w.patch(dfa_at as usize + 2 * k, *dfa);
-            w.patch(dfa_at as usize + 2 * k + 1, map);
-        }
+        let dfa_at = write_dfa_list(&mut w, dl);
         field_recs.push([
             path.0,
             path.1,
@@ -322,6 +564,13 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
             dfa_at,
             dl.len() as u32,
         ]);
+        // A field matcher's own DFA list: the anchored glob DFAs.
+        let al = anchored_lists.get(i).map(Vec::as_slice).unwrap_or_default();
+        if !al.is_empty() && strs != NONE {
+            let at = write_dfa_list(&mut w, al);
+            w.patch(strs as usize + 3, at);
+            w.patch(strs as usize + 4, al.len() as u32);
+        }
     }
     let fields_at = w.here();
     for rec in &field_recs {
@@ -330,17 +579,57 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
     let types_at = w.here();
     w.words.extend_from_slice(&pred_types);
 
+    // Numeric thresholds, per field, in increasing value.
+    let nums_at = if fields.iter().any(|f| !f.nums.is_empty()) {
+        let at = w.here();
+        w.words.resize(w.words.len() + fields.len() * 2, 0);
+        for (i, fb) in fields.iter().enumerate() {
+            let mut nums = fb.nums.clone();
+            nums.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let list = w.here();
+            w.patch(at as usize + 2 * i, list);
+            w.patch(at as usize + 2 * i + 1, nums.len() as u32);
+            for (x, id) in nums {
+                let bits = x.to_bits();
+                w.words
+                    .extend_from_slice(&[bits as u32, (bits >> 32) as u32, id]);
+            }
+        }
+        at
+    } else {
+        0
+    };
+
+    // The token matcher.
+    let tokens_fm = match token_root {
+        Some(root) => {
+            let at = fm(&mut w, Some(root));
+            if !token_dfas.is_empty() {
+                let list = write_dfa_list(&mut w, &token_dfas);
+                w.patch(at as usize + 3, list);
+                w.patch(at as usize + 4, token_dfas.len() as u32);
+            }
+            at
+        }
+        None => 0,
+    };
+
+    let ext_at = match ext {
+        Some(ext) => ext(&mut w),
+        None => 0,
+    };
+
     let node_at = trie.write(&mut w);
     for (at, root) in fm_patch {
         w.patch(at, node_at(root));
     }
 
-    let gate = ir.gate.as_ref().map_or(0, |g| {
+    let gate = b.gate.map_or(0, |g| {
         GATE_PRESENT | if g.enforce { GATE_ENFORCE } else { 0 }
     });
     let header = [
         (0, MAGIC),
-        (H_N_GROUPS, ir.groups.len() as u32),
+        (H_N_GROUPS, b.groups.len() as u32),
         (H_GROUPS, groups_at),
         (H_N_RULES, rules.len() as u32),
         (H_RULES, rules_at),
@@ -348,7 +637,7 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         (H_ANCHORS, anchors_at),
         (H_N_FIELDS, fields.len() as u32),
         (H_FIELDS, fields_at),
-        (H_STOP, stop.map_or(NONE, |s| s as u32)),
+        (H_STOP, b.stop.map_or(NONE, |s| s as u32)),
         (H_ALWAYS_DENY, always_deny_at),
         (H_ALWAYS_DENY + 1, always_deny.len() as u32),
         (H_ALWAYS_ALLOW, always_allow_at),
@@ -357,7 +646,12 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         (H_GATE, gate),
         (H_APPROVED_FM, approved_fm),
         (H_N_DFAS, dfas.len() as u32),
+        (H_KIND, b.kind),
+        (H_TOKENS, tokens_fm),
         (H_PRED_TYPES, types_at),
+        (H_NUMS, nums_at),
+        (H_EXT, ext_at),
+        (H_N_TOKENS, b.tokens.len() as u32),
     ];
     for (h, v) in header {
         w.patch(h as usize, v);
@@ -369,6 +663,47 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
         kinds: Vec::new(),
         splitters: Vec::new(),
     })
+}
+
+/// Writes a DFA list (pairs of DFA index and the offset of its
+/// pattern-to-id map) and the maps; returns the list's offset.
+fn write_dfa_list(w: &mut Writer, list: &[(u32, Vec<u32>)]) -> u32 {
+    let at = w.here();
+    w.words.resize(w.words.len() + list.len() * 2, 0);
+    for (k, (dfa, ids)) in list.iter().enumerate() {
+        let map = w.here();
+        w.words.extend_from_slice(ids);
+        w.patch(at as usize + 2 * k, *dfa);
+        w.patch(at as usize + 2 * k + 1, map);
+    }
+    at
+}
+
+/// Adds a segment glob under trie root `root` with payload `id`, or to
+/// `regexes` when it needs an anchored DFA.
+fn add_glob(
+    trie: &mut Trie,
+    root: usize,
+    regexes: &mut Vec<(String, u32)>,
+    g: &str,
+    sep: char,
+    id: u32,
+) {
+    match glob::shape(g, sep) {
+        glob::Shape::Exact(s) => {
+            let n = trie.forward(root, s.as_bytes());
+            trie.pay(n, id, Vec::new());
+        }
+        glob::Shape::Pieces(pieces) => {
+            if let [first, mids @ .., last] = pieces.as_slice() {
+                let n = trie.forward(root, first.as_bytes());
+                let sub = trie.sub(n);
+                let r = trie.reverse(sub, last.as_bytes());
+                trie.pay(r, id, mids.iter().map(|m| m.as_bytes().to_vec()).collect());
+            }
+        }
+        glob::Shape::Regex(re) => regexes.push((re, id)),
+    }
 }
 
 /// The predicate a condition tests and whether the condition negates it;
@@ -465,7 +800,28 @@ fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
         // A needle is a literal pattern: the field's DFAs find every needle
         // and every `matches` pattern in one pass.
         Kind::Contains(s) => fb.needles.push((regex_syntax::escape(s), id)),
-        Kind::Matches(p) => fb.patterns.push((p.clone(), id)),
+        Kind::Matches(p) | Kind::Search(p) => fb.patterns.push((p.clone(), id)),
+        Kind::InStr(items) => {
+            let r = root(&mut fb.strs, trie);
+            for s in items {
+                let n = trie.forward(r, s.as_bytes());
+                trie.pay(n, id, Vec::new());
+            }
+        }
+        Kind::Globs(sep, globs) => {
+            let r = root(&mut fb.strs, trie);
+            for g in globs {
+                add_glob(trie, r, &mut fb.anchored, g, *sep, id);
+            }
+        }
+        Kind::Above(bits) => fb.nums.push((f64::from_bits(*bits), id)),
+        // Every value that resolves walks the root's reverse trie, whose
+        // root payloads need nothing of it; the type does the rest.
+        Kind::Is(_) => {
+            let r = root(&mut fb.strs, trie);
+            let sub = trie.sub(r);
+            trie.pay(sub, id, Vec::new());
+        }
     }
 }
 
@@ -473,14 +829,16 @@ fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
 const CHUNK: usize = 256;
 
 /// Builds the DFAs of one field's patterns in chunks, splitting a chunk
-/// whose DFA exceeds the limits.
+/// whose DFA exceeds the limits: unanchored searches, or `anchored`
+/// whole-value matches.
 fn build_chunks(
     patterns: &[(String, u32)],
     limits: Limits,
+    anchored: bool,
     out: &mut dyn FnMut(regex_automata::dfa::dense::DFA<Vec<u32>>, Vec<u32>),
 ) -> Result<(), Diagnostic> {
     for chunk in patterns.chunks(CHUNK) {
-        build_chunk(chunk, limits, out)?;
+        build_chunk(chunk, limits, anchored, out)?;
     }
     Ok(())
 }
@@ -488,21 +846,27 @@ fn build_chunks(
 fn build_chunk(
     chunk: &[(String, u32)],
     limits: Limits,
+    anchored: bool,
     out: &mut dyn FnMut(regex_automata::dfa::dense::DFA<Vec<u32>>, Vec<u32>),
 ) -> Result<(), Diagnostic> {
     if chunk.is_empty() {
         return Ok(());
     }
     let pats: Vec<&str> = chunk.iter().map(|(p, _)| p.as_str()).collect();
-    match pattern::build_dfa(&pats, limits.dfa_bytes) {
+    let built = if anchored {
+        pattern::build_anchored_dfa(&pats, limits.dfa_bytes)
+    } else {
+        pattern::build_dfa(&pats, limits.dfa_bytes)
+    };
+    match built {
         Ok(dfa) => {
             out(dfa, chunk.iter().map(|(_, id)| *id).collect());
             Ok(())
         }
         Err(_) if chunk.len() > 1 => {
             let (a, b) = chunk.split_at(chunk.len() / 2);
-            build_chunk(a, limits, out)?;
-            build_chunk(b, limits, out)
+            build_chunk(a, limits, anchored, out)?;
+            build_chunk(b, limits, anchored, out)
         }
         Err(e) => {
             let p = pats.first().copied().unwrap_or("");

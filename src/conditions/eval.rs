@@ -77,6 +77,10 @@ pub(crate) fn check_header(p: &Program<'_>) -> Result<(), String> {
             return Err(format!("the {what} table runs past the table words"));
         }
     }
+    let nums = p.h(H_NUMS);
+    if nums != 0 && !fits(nums, p.h(H_N_FIELDS), 2) {
+        return Err("the numeric-threshold table runs past the table words".into());
+    }
     Ok(())
 }
 
@@ -237,16 +241,69 @@ impl<'a> Compiled<'a> {
         self.prog.w(self.rule_at(r).wrapping_add(R_FLAGS)) & RF_DENY != 0
     }
 
+    /// The front end's tag of rule `r` (first-match programs).
+    pub fn rule_tag(&self, r: u32) -> u32 {
+        self.prog.w(self.rule_at(r).wrapping_add(R_FLAGS)) >> RF_TAG_SHIFT
+    }
+
+    /// How the program's rules combine: `0` first deny, last allow
+    /// (Rubric); `1` first match.
+    pub fn kind(&self) -> u32 {
+        self.prog.h(H_KIND)
+    }
+
+    /// The offset of the front end's own tables, if the program has any.
+    pub(crate) fn ext(&self) -> Option<u32> {
+        Some(self.prog.h(H_EXT)).filter(|&x| x != 0 && x != NONE)
+    }
+
+    /// The number of token globs.
+    pub fn n_tokens(&self) -> u32 {
+        self.prog.h(H_N_TOKENS)
+    }
+
+    /// Walks the token matcher over `token`, offering the id of every token
+    /// glob that matches it to `sink` (an id may be offered more than once).
+    pub(crate) fn walk_tokens(&self, token: &str, sink: &mut impl Sink) {
+        let fm = self.prog.h(H_TOKENS);
+        if fm == 0 || fm == NONE {
+            return;
+        }
+        self.view()
+            .walk(&self.prog.dfas, fm, NONE, token, sink, &|_, _, _| false);
+    }
+
     /// Decides `request` (a JSON object) by the rules: first deny, the first
     /// errored group, last allow, default.
     pub fn decide(&self, request: &Value) -> Outcome {
         SCRATCH.with(|s| match s.try_borrow_mut() {
-            Ok(mut s) => self.decide_with(request, &mut s),
-            Err(_) => self.decide_with(request, &mut Scratch::default()),
+            Ok(mut s) => self.decide_with(request, &mut s, None),
+            Err(_) => self.decide_with(request, &mut Scratch::default(), None),
         })
     }
 
-    fn decide_with(&self, request: &Value, s: &mut Scratch) -> Outcome {
+    /// Decides `request` by a first-match program: the smallest rule id
+    /// whose literals hold and, for a rule marked residual, for which
+    /// `residual` answers `Some(true)` (`None`: the front end's tables are
+    /// damaged, and so is the decision). [`Outcome::Default`] when no rule
+    /// holds.
+    pub(crate) fn decide_first(
+        &self,
+        request: &Value,
+        residual: &mut dyn FnMut(u32) -> Option<bool>,
+    ) -> Outcome {
+        SCRATCH.with(|s| match s.try_borrow_mut() {
+            Ok(mut s) => self.decide_with(request, &mut s, Some(residual)),
+            Err(_) => self.decide_with(request, &mut Scratch::default(), Some(residual)),
+        })
+    }
+
+    fn decide_with(
+        &self,
+        request: &Value,
+        s: &mut Scratch,
+        mut residual: Option<&mut dyn FnMut(u32) -> Option<bool>>,
+    ) -> Outcome {
         let p = &self.prog;
         if p.h(H_N_GROUPS) == 0 {
             return Outcome::Empty;
@@ -301,6 +358,11 @@ impl<'a> Compiled<'a> {
                     (PT_ANY, None)
                 }
             };
+            let number = match field {
+                Field::Value(Value::Number(n)) => n.as_f64(),
+                Field::Length(n) => Some(n as f64),
+                Field::Value(_) => None,
+            };
             let text: &str = own.unwrap_or(s.text.as_str());
             let budget = Budget::new(words, text.len() as u64);
             let mut sink = PredSink {
@@ -329,6 +391,9 @@ impl<'a> Compiled<'a> {
                     None => return Outcome::Damaged,
                 }
             }
+            if let Some(x) = number {
+                self.above(f, x, &mut sink);
+            }
             if budget.exhausted() {
                 return Outcome::Damaged;
             }
@@ -340,12 +405,26 @@ impl<'a> Compiled<'a> {
         let mut first_deny = NONE;
         for &pred in &s.hits {
             let list = self.anchored(anchors, pred, 0);
-            if !self.offer_deny(list, &s.pred_gen, gen, &mut first_deny, &budget) {
+            if !self.offer_deny(
+                list,
+                &s.pred_gen,
+                gen,
+                &mut first_deny,
+                &budget,
+                &mut residual,
+            ) {
                 return Outcome::Damaged;
             }
         }
         let always = self.span(H_ALWAYS_DENY);
-        if !self.offer_deny(always, &s.pred_gen, gen, &mut first_deny, &budget) {
+        if !self.offer_deny(
+            always,
+            &s.pred_gen,
+            gen,
+            &mut first_deny,
+            &budget,
+            &mut residual,
+        ) {
             return Outcome::Damaged;
         }
         if first_deny != NONE {
@@ -415,7 +494,8 @@ impl<'a> Compiled<'a> {
     }
 
     /// Offers ascending deny candidates; `false` when the tables are
-    /// damaged.
+    /// damaged. A candidate whose literals hold and that is marked residual
+    /// holds when `residual` (first-match programs) says so.
     fn offer_deny(
         &self,
         list: &[u32],
@@ -423,12 +503,25 @@ impl<'a> Compiled<'a> {
         gen: u32,
         best: &mut u32,
         budget: &Budget,
+        residual: &mut Option<&mut dyn FnMut(u32) -> Option<bool>>,
     ) -> bool {
         for &r in list {
             if r >= *best {
                 break;
             }
-            match self.rule_holds(r, seen, gen, budget) {
+            let holds = match self.rule_holds(r, seen, gen, budget) {
+                Some(true) => match residual.as_mut() {
+                    Some(check)
+                        if self.prog.w(self.rule_at(r).wrapping_add(R_FLAGS)) & RF_RESIDUAL
+                            != 0 =>
+                    {
+                        check(r)
+                    }
+                    _ => Some(true),
+                },
+                other => other,
+            };
+            match holds {
                 Some(true) => {
                     *best = r;
                     break;
@@ -438,6 +531,33 @@ impl<'a> Compiled<'a> {
             }
         }
         true
+    }
+
+    /// Offers the numeric predicates of field `f` whose threshold is below
+    /// `x`: a prefix of the field's thresholds, in increasing value.
+    fn above(&self, f: u32, x: f64, sink: &mut PredSink<'_, '_>) {
+        let p = &self.prog;
+        let nums = p.h(H_NUMS);
+        if nums == 0 || nums == NONE {
+            return;
+        }
+        let at = nums.wrapping_add(f.wrapping_mul(2));
+        let (off, n) = (p.w(at), p.w(at.wrapping_add(1)));
+        for k in 0..n.min(p.n_words()) {
+            if !sink.spend(1) {
+                return;
+            }
+            let e = off.wrapping_add(k.wrapping_mul(3));
+            let bits = u64::from(p.w(e)) | u64::from(p.w(e.wrapping_add(1))) << 32;
+            // Also stops on a NaN that damaged tables hold.
+            if f64::from_bits(bits).partial_cmp(&x) != Some(std::cmp::Ordering::Less) {
+                return;
+            }
+            let pred = p.w(e.wrapping_add(2));
+            if sink.wants(pred) {
+                sink.offer(pred);
+            }
+        }
     }
 
     /// Offers allow candidates from the largest id down; `false` when the

@@ -40,10 +40,12 @@
 
 pub(crate) mod compile;
 pub(crate) mod eval;
+pub mod glob;
 pub mod pattern;
 pub mod value;
 
 pub use compile::compile;
+pub(crate) use compile::compile_first_match;
 pub use eval::{Compiled, Outcome};
 
 /// What a rule, or a group's default, decides.
@@ -194,6 +196,99 @@ pub struct CondIr {
     pub gate: Option<Gate>,
 }
 
+/// A first-match program: ordered rules, each a conjunction of [`Test`]s,
+/// where the first rule whose tests all hold decides, whatever it decides.
+///
+/// Authensor's front end ([`crate::authensor`]) lowers its prioritised,
+/// scoped policies into one: scopes become tests of every rule of their
+/// policy, a policy's default and its session check become rules of their
+/// own, and each rule carries a front-end tag (its effect and kind) that the
+/// compiler stores and never reads. It compiles into the same tables as a
+/// [`CondIr`] (predicates in tries and DFAs, rules anchored on their rarest
+/// positive predicate), with every rule on the first-wins lists, so a
+/// decision is the smallest rule id whose literals hold.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatchIr {
+    /// The groups' ids (an Authensor policy each), in order.
+    pub groups: Vec<String>,
+    /// The rules, in decision order.
+    pub rules: Vec<MatchRule>,
+    /// Globs over a stream of tokens (Authensor's action types), compiled
+    /// into one matcher whose payloads are the globs' positions in this
+    /// list ([`Compiled::walk_tokens`]).
+    pub tokens: Vec<TokenGlob>,
+}
+
+/// One rule of a [`MatchIr`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchRule {
+    /// The rule's id, as results name it.
+    pub id: String,
+    /// Its description (Authensor: the reason), if it has one.
+    pub description: Option<String>,
+    /// Its group's index in [`MatchIr::groups`].
+    pub group: u32,
+    /// A front-end code stored with the rule (at most [`MAX_TAG`]).
+    pub tag: u32,
+    /// Whether the front end checks more than the tests when the rule is a
+    /// candidate: [`Compiled::decide_first`] asks its residual check.
+    pub residual: bool,
+    /// The conjunction.
+    pub tests: Vec<Test>,
+}
+
+/// The largest [`MatchRule::tag`].
+pub const MAX_TAG: u32 = 0xffff;
+
+/// One test of a [`MatchRule`]: a predicate on the field at a dot path, or
+/// its negation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Test {
+    /// The dot path, as written.
+    pub field: String,
+    /// Whether the test holds when the predicate does not.
+    pub negated: bool,
+    /// The predicate.
+    pub pred: Pred,
+}
+
+/// A predicate of a first-match program. Unlike Rubric's operators, none
+/// stringifies: a predicate on strings is false for a field of any other
+/// type (or none).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pred {
+    /// The field is a string that one of the globs matches ([`glob`]): `*`
+    /// is any run without the separator, `**` any run, every other
+    /// character itself. No globs never holds.
+    Glob {
+        /// The segment separator.
+        sep: char,
+        /// The globs, any of which may match.
+        globs: Vec<String>,
+    },
+    /// The field is this string.
+    Equals(String),
+    /// The field is a string equal to one of these; none never holds.
+    OneOf(Vec<String>),
+    /// The field is a string in which this RE2 pattern occurs.
+    Search(String),
+    /// The field is a number greater than this (finite) one.
+    Above(f64),
+    /// The field resolves to anything but `null`.
+    Present,
+    /// The field is a number.
+    Number,
+}
+
+/// A glob over tokens, as [`Pred::Glob`] reads one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenGlob {
+    /// The segment separator.
+    pub sep: char,
+    /// The glob.
+    pub glob: String,
+}
+
 /// Limits that keep compilation bounded: the rule-list compiler's, whose
 /// `dfa_bytes` bounds each DFA (a chunk of patterns over it is split, and a
 /// single pattern over it does not compile).
@@ -224,6 +319,22 @@ pub(crate) mod layout {
     /// The same word as the rule-list programs', so that the artifact
     /// reader checks the DFA count of both kinds alike.
     pub const H_N_DFAS: u32 = 17;
+    /// How the rules combine: [`KIND_RUBRIC`] (first deny, last allow; what
+    /// every program written before first-match programs holds) or
+    /// [`KIND_FIRST_MATCH`].
+    pub const H_KIND: u32 = 18;
+    pub const KIND_RUBRIC: u32 = 0;
+    pub const KIND_FIRST_MATCH: u32 = 1;
+    /// The field matcher of the token globs (0 or `NONE`: none).
+    pub const H_TOKENS: u32 = 19;
+    /// The number of token globs.
+    pub const H_N_TOKENS: u32 = 23;
+    /// Offset of the numeric thresholds (0: none): per field, 2 words
+    /// (offset, count) of 3-word entries `[value low, value high, predicate]`
+    /// (an `f64`'s bits), in increasing value.
+    pub const H_NUMS: u32 = 21;
+    /// Offset of the front end's own tables (0: none).
+    pub const H_EXT: u32 = 22;
 
     /// Group record: id (2), version (low, high), default (0 allow, 1 deny),
     /// flags.
@@ -243,6 +354,10 @@ pub(crate) mod layout {
     pub const RF_DENY: u32 = 1;
     pub const RF_NEVER: u32 = 2;
     pub const RF_HAS_DESC: u32 = 4;
+    /// First-match programs: the front end checks more than the literals.
+    pub const RF_RESIDUAL: u32 = 8;
+    /// First-match programs: the front end's tag, in the high 16 bits.
+    pub const RF_TAG_SHIFT: u32 = 16;
 
     /// Field record: path (2), parts (offset, count of strings), the field
     /// matcher of its trie (`eq`, `in`, `starts_with`, `ends_with`, walked

@@ -92,6 +92,26 @@ pub(crate) fn build_dfa(patterns: &[&str], limit: usize) -> Result<dense::DFA<Ve
         .map_err(|e| first_line(&e.to_string()))
 }
 
+/// Builds one anchored DFA (`MatchKind::All`) reporting every pattern of
+/// `patterns` that matches a whole value: what the runtime's field-matcher
+/// walk runs, for segment globs with a single `*` ([`super::glob`]).
+pub(crate) fn build_anchored_dfa(
+    patterns: &[&str],
+    limit: usize,
+) -> Result<dense::DFA<Vec<u32>>, String> {
+    dense::Builder::new()
+        .configure(
+            dense::DFA::config()
+                .match_kind(MatchKind::All)
+                .start_kind(StartKind::Anchored)
+                .dfa_size_limit(Some(limit))
+                .determinize_size_limit(Some(limit)),
+        )
+        .thompson(thompson::Config::new().nfa_size_limit(Some(limit)))
+        .build_many(patterns)
+        .map_err(|e| first_line(&e.to_string()))
+}
+
 /// Checks a `matches` pattern as the compiled tables will build it: RE2's
 /// syntax, then a DFA of its own within `limit` bytes.
 ///

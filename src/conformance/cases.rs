@@ -78,6 +78,8 @@ pub enum FileKind {
     ClaudeCode,
     /// Rubric bundles, requests and results.
     Rubric,
+    /// Authensor policies, envelopes and results.
+    Authensor,
 }
 
 /// Recognises a file's shape from its first case.
@@ -93,6 +95,8 @@ pub fn kind_of(v: &Value) -> Option<FileKind> {
         Some(FileKind::ClaudeCode)
     } else if super::rubric::is_rubric(first) {
         Some(FileKind::Rubric)
+    } else if super::authensor::is_authensor(first) {
+        Some(FileKind::Authensor)
     } else {
         None
     }
@@ -123,8 +127,13 @@ pub(super) fn run(name: &str, text: &str, engines: &[EngineKind]) -> Result<Repo
                 serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
             Ok(super::rubric::run(name, &f, engines))
         }
+        Some(FileKind::Authensor) => {
+            let f: super::authensor::AuthensorFile =
+                serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
+            Ok(super::authensor::run(name, &f, engines))
+        }
         None => Err(format!(
-            "{name}: not a conformance file: expected `cases` whose entries have `input`, `matcher`, `policy`, `settings` or `bundle`"
+            "{name}: not a conformance file: expected `cases` whose entries have `input`, `matcher`, `policy`, `settings`, `bundle` or `policies`"
         )),
     }
 }

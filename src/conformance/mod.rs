@@ -12,6 +12,9 @@
 //!   decided as the decision cases decide them.
 //! * **rubric**: `{"cases": [{"name", "bundle", "requests", ...}]}`, Rubric
 //!   bundles and the results their requests get (see `rubric.rs`).
+//! * **authensor**: `{"cases": [{"name", "policies", "envelopes", ...}]}`,
+//!   Authensor policies and the results their envelopes get (see
+//!   `authensor.rs`).
 //!
 //! Grammar cases run once (parsing is shared); matcher and decision cases
 //! run on every engine given, and a case passes when it passes on all of
@@ -26,6 +29,7 @@
 //!
 //! The harness does no I/O: callers hand it file names and contents.
 
+mod authensor;
 mod cases;
 mod claude;
 mod rubric;
