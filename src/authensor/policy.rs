@@ -117,16 +117,32 @@ impl Ctx {
         };
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            out.push(self.string(item, &format!("{path}[{i}]"), what)?);
+            let Some(s) = item.as_str() else {
+                // Named by the list and the position: `in[1]`, not `in`.
+                let list = last(path);
+                self.err(
+                    &format!("{path}[{i}]"),
+                    format!("`{list}[{i}]` is not a string"),
+                    &format!("`{list}` is a list of {what}: write each item as a string"),
+                );
+                return None;
+            };
+            out.push(s.to_string());
         }
         Some(out)
     }
 
     fn number(&mut self, v: &Value, path: &str, help: &str) -> Option<f64> {
+        self.number_named(v, path, &format!("`{}`", last(path)), help)
+    }
+
+    /// As [`Ctx::number`], with the message naming the value as `what`
+    /// (for a member whose name holds a `.`, which `last` would split).
+    fn number_named(&mut self, v: &Value, path: &str, what: &str, help: &str) -> Option<f64> {
         match v.as_f64().filter(|x| x.is_finite()) {
             Some(x) if v.is_number() => Some(x),
             _ => {
-                self.err(path, format!("`{}` is not a number", last(path)), help);
+                self.err(path, format!("{what} is not a number"), help);
                 None
             }
         }
@@ -669,9 +685,11 @@ fn session_rules(cx: &mut Ctx, v: &Value, path: &str) -> Option<SessionRules> {
                     );
                 }
                 for (k, x) in weights.iter().take(MAX_WEIGHTS) {
-                    if let Some(x) = cx.number(
+                    // The key is an action glob, dots and all: named whole.
+                    if let Some(x) = cx.number_named(
                         x,
                         &format!("{wpath}.{k}"),
+                        &format!("the weight of `{k}` in `riskWeights`"),
                         "write the action's weight as a number",
                     ) {
                         s.risk_weights.push((k.clone(), x));
