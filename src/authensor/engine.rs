@@ -26,8 +26,9 @@
 //! anchored DFAs over action types). Each action of the session is walked
 //! once to the set of tokens it matches; a forbidden sequence is then a
 //! chain automaton over those sets (state `k` advances on an action holding
-//! step `k`'s token), and a risk weight is found by binary search among the
-//! action's tokens.
+//! step `k`'s token), and an action's risk weight is found by looking each
+//! of its tokens up, by binary search, among the weight entries (sorted by
+//! token).
 
 use super::{
     budget_currency_reason, budget_not_number_reason, default_reason, max_actions_reason,

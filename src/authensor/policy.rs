@@ -175,9 +175,15 @@ impl Ctx {
             }
             Some(e) => Some(e),
             None => {
+                // Name what was written: `permit` tells the user more than
+                // "not an effect" does.
+                let written = match v {
+                    Value::String(s) => format!("`{s}`"),
+                    other => format!("`{other}`"),
+                };
                 self.err(
                     path,
-                    format!("`{}` is not an effect", last(path)),
+                    format!("{written} is not an effect of `{}`", last(path)),
                     if allow_ok {
                         "write `allow`, `deny` or `require_approval`"
                     } else {
