@@ -63,4 +63,3 @@ fn every_simple_command_brush_finds_is_a_subject() {
         "the splitter refused {errors} of {parsed}"
     );
 }
-
