@@ -8,7 +8,10 @@
 )]
 
 use std::path::Path;
-use toolgate::artifact::{self, LoadErrorKind, HEADER_LEN};
+#[path = "support/reseal.rs"]
+mod reseal;
+use reseal::reseal;
+use toolgate::artifact::{self, LoadErrorKind};
 use toolgate::workload::Rng;
 use toolgate::{Call, Engine, Policy, Verdict};
 
@@ -154,33 +157,6 @@ fn random_bytes_are_refused_without_a_panic() {
         }
         assert!(Engine::from_bytes(&buf).is_err());
     }
-}
-
-/// Rewrites the section and header checksums, so that damage reaches the
-/// structural checks and the runtime rather than stopping at a CRC.
-fn reseal(bytes: &mut [u8]) {
-    let n = u32::from_le_bytes(bytes[96..100].try_into().unwrap()) as usize;
-    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let h: Vec<(u64, u64)> = (0..n)
-        .map(|i| {
-            let at = HEADER_LEN + i * artifact::ENTRY_LEN;
-            (field(bytes, at + 8), field(bytes, at + 16))
-        })
-        .collect();
-    for (i, &(offset, len)) in h.iter().enumerate() {
-        let (start, end) = (offset as usize, (offset + len) as usize);
-        if end <= bytes.len() && start <= end {
-            let crc = crc32fast::hash(&bytes[start..end]);
-            let at = HEADER_LEN + i * artifact::ENTRY_LEN + 24;
-            bytes[at..at + 4].copy_from_slice(&crc.to_le_bytes());
-        }
-    }
-    let table_end = HEADER_LEN + h.len() * artifact::ENTRY_LEN;
-    let mut c = crc32fast::Hasher::new();
-    c.update(&bytes[..100]);
-    c.update(&bytes[HEADER_LEN..table_end]);
-    let crc = c.finalize();
-    bytes[100..104].copy_from_slice(&crc.to_le_bytes());
 }
 
 #[test]

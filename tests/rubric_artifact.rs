@@ -8,7 +8,10 @@
     clippy::panic
 )]
 
-use toolgate::artifact::{self, LoadErrorKind, HEADER_LEN};
+#[path = "support/reseal.rs"]
+mod reseal;
+use reseal::reseal;
+use toolgate::artifact::{self, LoadErrorKind};
 use toolgate::rubric::generate::{Generator, Shape};
 use toolgate::rubric::{Bundle, Code, Request, RubricEngine};
 use toolgate::{Engine, Policy};
@@ -97,29 +100,6 @@ fn truncations_and_bit_flips_are_refused() {
         assert!(RubricEngine::from_bytes(&flipped).is_err(), "bit {bit}");
         flipped[bit / 8] ^= 1 << (bit % 8);
     }
-}
-
-/// Rewrites the section and header checksums, so that damage reaches the
-/// structural checks and the evaluator rather than stopping at a CRC.
-fn reseal(bytes: &mut [u8]) {
-    let n = u32::from_le_bytes(bytes[96..100].try_into().unwrap()) as usize;
-    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    for i in 0..n {
-        let at = HEADER_LEN + i * artifact::ENTRY_LEN;
-        let (start, len) = (
-            field(bytes, at + 8) as usize,
-            field(bytes, at + 16) as usize,
-        );
-        if start + len <= bytes.len() {
-            let crc = crc32fast::hash(&bytes[start..start + len]);
-            bytes[at + 24..at + 28].copy_from_slice(&crc.to_le_bytes());
-        }
-    }
-    let table_end = HEADER_LEN + n * artifact::ENTRY_LEN;
-    let mut c = crc32fast::Hasher::new();
-    c.update(&bytes[..100]);
-    c.update(&bytes[HEADER_LEN..table_end]);
-    bytes[100..104].copy_from_slice(&c.finalize().to_le_bytes());
 }
 
 #[test]

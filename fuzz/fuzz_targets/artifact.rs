@@ -19,56 +19,14 @@
 //! which run.sh turns on when the library has `Engine::from_bytes`.
 #![no_main]
 
+#[path = "../../tests/support/reseal.rs"]
+mod reseal;
+
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
+use reseal::{reseal, sections};
 use toolgate::testing::{run_engine, setup, Case};
 use toolgate::{Call, Engine, Registry};
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
-fn put_u32(b: &mut [u8], at: usize, v: u32) {
-    if let Some(s) = b.get_mut(at..at + 4) {
-        s.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
-/// The sections of an artifact: (table entry offset, kind, start, length).
-fn sections(b: &[u8]) -> Vec<(usize, u32, usize, usize)> {
-    let n = u32_at(b, 96).unwrap_or(0) as usize;
-    (0..n.min(1 << 10))
-        .filter_map(|i| {
-            let e = 104 + 32 * i;
-            Some((
-                e,
-                u32_at(b, e)?,
-                usize::try_from(u64_at(b, e + 8)?).ok()?,
-                usize::try_from(u64_at(b, e + 16)?).ok()?,
-            ))
-        })
-        .collect()
-}
-
-/// Recomputes every section checksum, then the header checksum.
-fn fix_checksums(b: &mut [u8]) {
-    let secs = sections(b);
-    for &(e, _, start, len) in &secs {
-        if let Some(body) = b.get(start..start.saturating_add(len)) {
-            let crc = crc32fast::hash(body);
-            put_u32(b, e + 24, crc);
-        }
-    }
-    let table_end = 104 + 32 * secs.len();
-    let mut h = crc32fast::Hasher::new();
-    h.update(b.get(..100).unwrap_or(&[]));
-    h.update(b.get(104..table_end).unwrap_or(&[]));
-    put_u32(b, 100, h.finalize());
-}
 
 /// Runs the case's steps on an engine that loaded: any answer, no panic.
 fn exercise(case: &Case, mut e: Engine<'_>) {
@@ -139,7 +97,7 @@ fuzz_target!(|data: &[u8]| {
                             *slot = b;
                         }
                     }
-                    fix_checksums(&mut bytes);
+                    reseal(&mut bytes);
                 }
             }
             // To turn a finding into testdata/regressions/artifacts/*.tgb:
