@@ -444,13 +444,42 @@ fn ansi_escape(it: &mut std::iter::Peekable<std::str::Chars<'_>>, bytes: &mut Ve
 }
 
 /// Whether the piece's value starts with `program` as a whole word (the
-/// splitter writes an empty word as `''`; a program name may hold a space).
+/// splitter writes an empty word as `''`; a program name may hold a space;
+/// invisible characters are written `\u{…}`, read back here).
 fn starts_with_program(p: &Piece, program: &str) -> bool {
     let program = if program.is_empty() { "''" } else { program };
-    p.value().is_some_and(|v| {
+    let starts = |v: &str| {
         v.strip_prefix(program)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
-    })
+    };
+    p.value()
+        .is_some_and(|v| starts(v) || starts(&shown_as_written(v)))
+}
+
+/// `v` with each `\u{hex}` replaced by its character.
+fn shown_as_written(v: &str) -> String {
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(at) = rest.find("\\u{") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 3..];
+        let decoded = after.find('}').and_then(|end| {
+            let c = char::from_u32(u32::from_str_radix(&after[..end], 16).ok()?)?;
+            Some((c, end))
+        });
+        match decoded {
+            Some((c, end)) => {
+                out.push(c);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str("\\u{");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Which simple commands brush found that no piece covers, and how many
@@ -508,11 +537,28 @@ pub enum Outcome {
     },
 }
 
+/// Whether some `=( … )` in `cmd` has text glued after its `)`.
+fn glued_array_assignment(cmd: &str) -> bool {
+    cmd.match_indices("=(").any(|(at, _)| {
+        cmd[at..].find(')').is_some_and(|close| {
+            cmd[at + close + 1..]
+                .chars()
+                .next()
+                .is_some_and(|c| !c.is_whitespace() && !";|&)<>".contains(c))
+        })
+    })
+}
+
 /// Compares the splitter with brush on `cmd`.
 pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // brush has no `$[ … ]`, bash's old arithmetic expansion, and splits
     // `r$[1|2]` at the `|` that bash reads inside it.
     if cmd.contains("$[") {
+        return Outcome::BrushRejects;
+    }
+    // bash reads `A=(x y)B` as one assignment of the text `(x y)B`, and
+    // the next word as the program; brush takes `B` for the program.
+    if glued_array_assignment(cmd) {
         return Outcome::BrushRejects;
     }
     let Some(program) = parse(cmd) else {
