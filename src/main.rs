@@ -584,6 +584,9 @@ fn inspect(path: &str, format: OutputFormat) -> ExitCode {
         if h.required & toolgate::artifact::FEATURE_AUTHENSOR != 0 {
             return inspect_authensor(path, &mapped, &h, format);
         }
+        if h.required & toolgate::artifact::FEATURE_CONDITIONS != 0 {
+            return inspect_rubric(path, &mapped, &h, format);
+        }
     }
     let info = match toolgate::artifact::inspect(&mapped) {
         Ok(i) => i,
@@ -670,6 +673,44 @@ fn inspect_authensor(
                     if p.session_rules { "yes" } else { "no" }
                 );
             }
+            sections_text(&mut o, h);
+            out(&o)
+        }
+    }
+}
+
+/// Shows an artifact of a Rubric bundle: its header and its sections, once
+/// the engine has loaded it (so what is shown is what would decide).
+fn inspect_rubric(
+    path: &str,
+    bytes: &[u8],
+    h: &toolgate::artifact::Header,
+    format: OutputFormat,
+) -> ExitCode {
+    use std::fmt::Write as _;
+    if let Err(e) = toolgate::rubric::RubricEngine::from_bytes(bytes) {
+        eprintln!("error: `{path}` is not a usable artifact: {e}");
+        return ExitCode::from(EXIT_INVALID);
+    }
+    match format {
+        OutputFormat::Json => out(&format!(
+            "{}\n",
+            serde_json::json!({
+                "schema_version": 1,
+                "bytes": bytes.len(),
+                "format": {"major": h.major, "minor": h.minor},
+                "required_features": h.required,
+                "optional_features": h.optional,
+                "toolgate_version": h.toolgate_version,
+                "regex_automata_version": h.regex_automata_version,
+                "revision": h.revision_hex(),
+                "holds": "rubric",
+                "sections": sections_json(h),
+            })
+        )),
+        OutputFormat::Text => {
+            let mut o = header_text(path, bytes.len(), h);
+            let _ = writeln!(o, "holds      a Rubric bundle (a condition program)");
             sections_text(&mut o, h);
             out(&o)
         }

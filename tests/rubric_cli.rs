@@ -95,10 +95,26 @@ fn check_compile_and_decide_a_bundle() {
         assert_eq!(got, want);
     }
 
-    // An artifact of a bundle is not inspected as rule lists.
+    // An artifact of a bundle is inspected as one: its header and sections.
     let o = run(&["inspect", a], "");
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("holds      a Rubric bundle"), "{text}");
+    assert!(text.contains("format     1.1"), "{text}");
+    let o = run(&["inspect", "--format", "json", a], "");
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["holds"], "rubric");
+    assert!(!v["sections"].as_array().unwrap().is_empty());
+    // A damaged one is refused, naming the file.
+    let mut bytes = std::fs::read(a).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    let bad = tmp("damaged.tgb", "");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = run(&["inspect", bad.to_str().unwrap()], "");
     assert_eq!(o.status.code(), Some(4));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("Rubric bundle"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a usable artifact"));
 }
 
 #[test]
