@@ -628,7 +628,14 @@ fn run_dfa<A: Automaton>(
         sid = dfa.next_state(sid, b);
         if dfa.is_special_state(sid) {
             if dfa.is_match_state(sid) {
-                report(sid, sink);
+                // A match state seen on byte `b` reports matches that end
+                // just before it. Patterns read characters, so only an
+                // empty-width match can end inside one, and RE2 tests
+                // assertions at character boundaries only: `\B` does not
+                // hold between the two bytes of `é`.
+                if b & 0xC0 != 0x80 {
+                    report(sid, sink);
+                }
             } else if dfa.is_dead_state(sid) {
                 return;
             } else if dfa.is_quit_state(sid) {
