@@ -256,7 +256,12 @@ impl<'a> AuthensorEngine<'a> {
         let action = |i: usize| history.get(i).map_or(env.action(), String::as_str);
         if st.budget.is_none() {
             let bytes: usize = history.iter().map(String::len).sum::<usize>() + env.action().len();
-            st.budget = Some(Budget::new(u64::from(p.n_words()), (bytes + n) as u64));
+            // A sound decision visits each session word at most once per
+            // action of the window (sequences step through the window,
+            // weights are looked up per action), so tables × history bounds
+            // it; only damaged tables can run past that.
+            let words = u64::from(p.n_words()).saturating_mul(n as u64 + 1);
+            st.budget = Some(Budget::new(words, (bytes + n) as u64));
         }
         let budget = st.budget.as_ref()?;
         let flags = p.w(sess);

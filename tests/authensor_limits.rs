@@ -1,0 +1,45 @@
+//! Work limits that must hold for sound policies: a decision's budget only
+//! runs out on tables damaged behind valid checksums, never on a policy
+//! set that is merely large.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use serde_json::json;
+use toolgate::authensor::reference::AuthensorReference;
+use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Effect, Envelope, Policies};
+
+#[test]
+fn many_sequences_over_a_long_session_stay_within_the_budget() {
+    // Ten policies of a thousand forbidden sequences each, none of which
+    // occurs, ahead of a policy that allows everything: 10,000 sequences
+    // stepped through a window of two hundred actions.
+    let sequences: Vec<_> = (0..1000).map(|_| json!({"actions": ["x", "y"]})).collect();
+    let mut policies: Vec<_> = (0..10)
+        .map(|i| {
+            json!({"id": format!("s{i}"), "priority": 100, "rules": [],
+                   "sessionRules": {"forbiddenSequences": sequences}})
+        })
+        .collect();
+    policies.push(json!({"id": "allow-all", "rules": [{"effect": "allow"}]}));
+    let policies = Policies::from_json(&json!(policies).to_string()).unwrap();
+    let actions: Vec<_> = (0..199).map(|_| json!({"actionType": "a"})).collect();
+    let envelope = Envelope::from_json(
+        &json!({"id": "e", "action": "a", "resource": "r", "principalId": "p",
+                "session": {"sessionId": "s", "actions": actions}})
+        .to_string(),
+    )
+    .unwrap();
+
+    let compiled = AuthensorEngine::build(&policies).unwrap();
+    let bytes = compiled.to_bytes();
+    let loaded = AuthensorEngine::from_bytes(&bytes).unwrap();
+    let reference = AuthensorReference::new(&policies);
+    let engines: [(&str, &dyn AuthensorEvaluator); 3] = [
+        ("reference", &reference),
+        ("compiled", &compiled),
+        ("artifact", &loaded),
+    ];
+    for (name, e) in engines {
+        let r = e.decide(&envelope);
+        assert_eq!(r.outcome, Effect::Allow, "{name}: {:?}", r.reason);
+    }
+}
