@@ -576,6 +576,14 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     if has_here_document(cmd) {
         return Outcome::BrushRejects;
     }
+    // brush reads extended globs (`!( … )`, `@( … )`, …) as words where
+    // bash, with `extglob` off as in a script, reads `!` and a subshell.
+    if ["!(", "@(", "?(", "*(", "+("]
+        .iter()
+        .any(|g| cmd.contains(g))
+    {
+        return Outcome::BrushRejects;
+    }
     let Some(program) = parse(cmd) else {
         return Outcome::BrushRejects;
     };
