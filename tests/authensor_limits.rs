@@ -43,3 +43,34 @@ fn many_sequences_over_a_long_session_stay_within_the_budget() {
         assert_eq!(r.outcome, Effect::Allow, "{name}: {:?}", r.reason);
     }
 }
+
+#[test]
+fn a_glob_too_large_for_the_tables_is_refused_at_load_naming_its_place() {
+    let glob = "ab*".repeat(20_000);
+    for (policy, place) in [
+        (
+            json!({"id": "p", "rules": [{"effect": "allow",
+                   "conditions": {"action": {"pattern": glob}}}]}),
+            "rules[0].conditions.action.pattern",
+        ),
+        (
+            json!({"id": "p", "scope": {"actions": ["x", glob]},
+                   "rules": [{"effect": "allow"}]}),
+            "scope.actions[1]",
+        ),
+    ] {
+        let Err(errors) = Policies::from_json(&json!([policy]).to_string()) else {
+            panic!("a {}-byte glob loaded", glob.len());
+        };
+        let text = errors.to_string();
+        assert!(text.contains("is too large to compile"), "{text}");
+        assert!(text.contains(place), "{text}");
+        // The message shows the glob's start, not 60 KB of it.
+        assert!(text.len() < 2_000, "{} bytes of message", text.len());
+    }
+    // Long globs that fit still load.
+    let fits = format!("{}*", "a".repeat(1_000));
+    let policy = json!([{"id": "p", "rules": [{"effect": "allow",
+                          "conditions": {"action": {"pattern": fits}}}]}]);
+    assert!(Policies::from_json(&policy.to_string()).is_ok());
+}

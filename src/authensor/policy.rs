@@ -8,7 +8,7 @@
 
 use super::{Budget, Condition, Effect, Operator, Policies, Policy, Rule, Scope, Sequence};
 use super::{SessionRules, Version};
-use crate::conditions::{pattern, Limits};
+use crate::conditions::{glob, pattern, Limits};
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use serde_json::{Map, Value};
 
@@ -102,6 +102,34 @@ impl Ctx {
                     &format!("write {what} as a string"),
                 );
                 None
+            }
+        }
+    }
+
+    /// Refuses a glob the compiler could not build within its limits, so
+    /// that the reader, the reference and the tables agree on which policy
+    /// sets load. Globs of up to 256 bytes always fit: their anchored DFAs
+    /// grow with their length, not exponentially.
+    fn glob_fits(&mut self, g: &str, path: &str, sep: char, limits: Limits) -> bool {
+        if g.len() <= 256 {
+            return true;
+        }
+        let glob::Shape::Regex(re) = glob::shape(g, sep) else {
+            return true;
+        };
+        match pattern::build_anchored_dfa(&[re.as_str()], limits.dfa_bytes) {
+            Ok(_) => true,
+            Err(_) => {
+                let shown: String = g.chars().take(40).collect();
+                self.err(
+                    path,
+                    format!(
+                        "the glob `{shown}…` ({} bytes) is too large to compile",
+                        g.len()
+                    ),
+                    "split it into shorter globs, or use `**`, which compiles without a DFA",
+                );
+                false
             }
         }
     }
@@ -381,7 +409,7 @@ fn policy(cx: &mut Ctx, v: &Value, path: &str, limits: Limits) -> Option<Policy>
     };
     let scope = obj
         .get("scope")
-        .map(|s| scope(cx, s, &sub("scope")))
+        .map(|s| scope(cx, s, &sub("scope"), limits))
         .unwrap_or_default();
     let mut rules = Vec::new();
     match obj.get("rules") {
@@ -428,7 +456,7 @@ fn policy(cx: &mut Ctx, v: &Value, path: &str, limits: Limits) -> Option<Policy>
     })
 }
 
-fn scope(cx: &mut Ctx, v: &Value, path: &str) -> Scope {
+fn scope(cx: &mut Ctx, v: &Value, path: &str, limits: Limits) -> Scope {
     let mut s = Scope::default();
     let Some(obj) = v.as_object() else {
         cx.err(
@@ -448,6 +476,11 @@ fn scope(cx: &mut Ctx, v: &Value, path: &str) -> Scope {
         s.principals = cx
             .strings(p, &format!("{path}.principals"), "principal-id globs")
             .unwrap_or_default();
+    }
+    for (list, globs) in [("actions", &s.actions), ("principals", &s.principals)] {
+        for (i, g) in globs.iter().enumerate() {
+            cx.glob_fits(g, &format!("{path}.{list}[{i}]"), '.', limits);
+        }
     }
     s
 }
@@ -555,7 +588,10 @@ fn operators(
     for (name, value) in obj {
         let opath = format!("{path}.{name}");
         let op = match name.as_str() {
-            "pattern" => cx.string(value, &opath, "a glob").map(Operator::Pattern),
+            "pattern" => cx
+                .string(value, &opath, "a glob")
+                .filter(|g| cx.glob_fits(g, &opath, Operator::separator(field), limits))
+                .map(Operator::Pattern),
             "equals" => cx.string(value, &opath, "the value").map(Operator::Equals),
             "in" => cx.strings(value, &opath, "strings").map(Operator::In),
             "notIn" => cx.strings(value, &opath, "strings").map(Operator::NotIn),
