@@ -584,6 +584,11 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     {
         return Outcome::BrushRejects;
     }
+    // bash reads `a[[x]]=1 rm y` as an assignment to an element and runs
+    // `rm y`; brush takes the word with nested brackets for the program.
+    if cmd.contains("]]=") {
+        return Outcome::BrushRejects;
+    }
     let Some(program) = parse(cmd) else {
         return Outcome::BrushRejects;
     };
