@@ -24,29 +24,35 @@ use super::{Kind, Piece};
 use crate::quote::is_invisible_or_bidi;
 
 /// Programs whose arguments the analysis looks into.
+///
+/// These lookups match bytes, not strings: a match on a byte slice is
+/// decided on the length and then byte by byte, where string patterns are
+/// compared one after another (the quick path asks this of every program).
+#[inline]
 pub(super) fn is_special(name: &str) -> bool {
     wrapper(name).is_some()
         || is_shell(name)
         || matches!(
-            name,
-            "env"
-                | "sudo"
-                | "doas"
-                | "xargs"
-                | "find"
-                | "watch"
-                | "eval"
-                | "trap"
-                | "alias"
-                | "source"
-                | "."
+            name.as_bytes(),
+            b"env"
+                | b"sudo"
+                | b"doas"
+                | b"xargs"
+                | b"find"
+                | b"watch"
+                | b"eval"
+                | b"trap"
+                | b"alias"
+                | b"source"
+                | b"."
         )
 }
 
+#[inline]
 fn is_shell(name: &str) -> bool {
     matches!(
-        name,
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "yash" | "posh"
+        name.as_bytes(),
+        b"sh" | b"bash" | b"zsh" | b"dash" | b"ksh" | b"mksh" | b"ash" | b"yash" | b"posh"
     )
 }
 
@@ -170,9 +176,10 @@ const NONE: Spec = Spec {
     numeric: false,
 };
 
+#[inline]
 fn wrapper(name: &str) -> Option<Spec> {
-    Some(match name {
-        "timeout" => Spec {
+    Some(match name.as_bytes() {
+        b"timeout" => Spec {
             flags: "v",
             args: "sk",
             long_flags: &["--preserve-status", "--foreground", "--verbose"],
@@ -180,41 +187,41 @@ fn wrapper(name: &str) -> Option<Spec> {
             positional: 1,
             ..NONE
         },
-        "time" => Spec {
+        b"time" => Spec {
             flags: "pvaq",
             args: "fo",
             long_flags: &["--portability", "--verbose", "--append", "--quiet"],
             long_args: &["--format", "--output"],
             ..NONE
         },
-        "nice" => Spec {
+        b"nice" => Spec {
             args: "n",
             long_args: &["--adjustment"],
             numeric: true,
             ..NONE
         },
-        "nohup" | "builtin" | "noglob" | "nocorrect" => NONE,
-        "stdbuf" => Spec {
+        b"nohup" | b"builtin" | b"noglob" | b"nocorrect" => NONE,
+        b"stdbuf" => Spec {
             args: "ioe",
             long_args: &["--input", "--output", "--error"],
             ..NONE
         },
-        "command" => Spec {
+        b"command" => Spec {
             flags: "p",
             no_cmd: "vV",
             ..NONE
         },
-        "exec" => Spec {
+        b"exec" => Spec {
             flags: "cl",
             args: "a",
             ..NONE
         },
-        "setsid" => Spec {
+        b"setsid" => Spec {
             flags: "cfw",
             long_flags: &["--ctty", "--fork", "--wait"],
             ..NONE
         },
-        "ionice" => Spec {
+        b"ionice" => Spec {
             flags: "t",
             args: "cn",
             no_cmd: "pPu",

@@ -346,14 +346,16 @@ pub fn split_command(command: &str, cfg: &ShellConfig) -> Result<Vec<Piece>, She
             ),
         ));
     }
+    // The quick path reads every byte and takes none that is NUL, so the
+    // search for one is left to the lines it does not take.
+    if let Some(pieces) = parse::quick_path(command, cfg) {
+        return Ok(pieces);
+    }
     if memchr::memchr(0, command.as_bytes()).is_some() {
         return Err(ShellError::new(
             ErrorKind::Nul,
             "the command holds a NUL byte, which no shell would pass on",
         ));
-    }
-    if let Some(pieces) = parse::quick_path(command, cfg) {
-        return Ok(pieces);
     }
     parse::split(command, cfg)
 }

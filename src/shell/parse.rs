@@ -300,6 +300,11 @@ const C_PLAIN: u8 = 1 << 2;
 const C_QUICK: u8 = 1 << 3;
 /// Accepted by the quick path in a program name or redirect target.
 const C_NAME: u8 = 1 << 4;
+/// Accepted by the quick path inside single quotes: printable ASCII.
+const C_SQ: u8 = 1 << 5;
+/// Accepted by the quick path inside double quotes: printable ASCII that
+/// neither expands nor escapes.
+const C_DQ: u8 = 1 << 6;
 
 // Evaluated at compile time, where `c < 256` holds by the loop's bound.
 #[allow(clippy::indexing_slicing)]
@@ -334,6 +339,12 @@ const fn classes() -> [u8; 256] {
             b',' | b'=' | b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'~'
         ) {
             k |= C_QUICK;
+        }
+        if b >= 0x20 && b < 0x7f {
+            k |= C_SQ;
+            if !matches!(b, b'$' | b'`' | b'\\') {
+                k |= C_DQ;
+            }
         }
         t[c] = k;
         c += 1;
@@ -425,27 +436,87 @@ pub(super) fn is_assign_lhs(s: &[u8]) -> bool {
 }
 
 /// Programs and words that the fast path leaves to the parser: keywords,
-/// wrappers, shells and builtins that run strings.
+/// wrappers, shells and builtins that run strings. (Matched on bytes, as
+/// `analyse::is_special` explains.)
 fn is_special_program(w: &str) -> bool {
     matches!(
-        w,
-        "if" | "then"
-            | "else"
-            | "elif"
-            | "fi"
-            | "do"
-            | "done"
-            | "case"
-            | "esac"
-            | "while"
-            | "until"
-            | "for"
-            | "select"
-            | "function"
-            | "time"
-            | "coproc"
-            | "in"
+        w.as_bytes(),
+        b"if"
+            | b"then"
+            | b"else"
+            | b"elif"
+            | b"fi"
+            | b"do"
+            | b"done"
+            | b"case"
+            | b"esac"
+            | b"while"
+            | b"until"
+            | b"for"
+            | b"select"
+            | b"function"
+            | b"time"
+            | b"coproc"
+            | b"in"
     ) || super::analyse::is_special(w)
+}
+
+/// The text of the command the quick path is reading: `built`, then the
+/// command line's bytes `from..to`. Most commands are written with single
+/// spaces and no quotes, so their text is a slice of the line: it is kept
+/// as a range while it stays one, and copied once when the piece is made.
+struct QuickText {
+    built: String,
+    from: usize,
+    to: usize,
+}
+
+impl QuickText {
+    /// Appends the line's bytes `a..z`.
+    #[inline(always)]
+    fn range(&mut self, cmd: &str, a: usize, z: usize) -> Option<()> {
+        if a != self.to {
+            self.flush(cmd)?;
+            self.from = a;
+        }
+        self.to = z;
+        Some(())
+    }
+
+    /// Appends text the line does not hold where it is needed.
+    fn literal(&mut self, cmd: &str, s: &str) -> Option<()> {
+        self.flush(cmd)?;
+        self.built.push_str(s);
+        Some(())
+    }
+
+    fn flush(&mut self, cmd: &str) -> Option<()> {
+        if self.built.capacity() == 0 {
+            // Once, for the whole line: no command's text is longer.
+            self.built.reserve(cmd.len());
+        }
+        if self.from < self.to {
+            self.built.push_str(cmd.get(self.from..self.to)?);
+        }
+        self.from = self.to;
+        Some(())
+    }
+
+    /// The text, in a string of its own size; the builder is kept for the
+    /// next command.
+    fn take(&mut self, cmd: &str) -> Option<String> {
+        let s = if self.built.is_empty() {
+            String::from(cmd.get(self.from..self.to)?)
+        } else {
+            self.flush(cmd)?;
+            let s = String::from(self.built.as_str());
+            self.built.clear();
+            s
+        };
+        self.from = 0;
+        self.to = 0;
+        Some(s)
+    }
 }
 
 /// The quick path, one pass over the bytes for the commands agents send
@@ -457,12 +528,15 @@ fn is_special_program(w: &str) -> bool {
 /// test checks it), and `None` for anything else, which the parser reads.
 pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
     let b = cmd.as_bytes();
-    let mut pieces: Vec<Piece> = Vec::with_capacity(4);
+    // Most lines hold a handful of commands: one allocation, not a regrowth.
+    let mut pieces: Vec<Piece> = Vec::with_capacity(8);
     let mut units = 0usize;
-    let mut text = String::with_capacity(cmd.len());
-    // The first word of the current command ends at `prog_end` in `text`.
+    let mut text = QuickText {
+        built: String::new(),
+        from: 0,
+        to: 0,
+    };
     let mut words = 0usize;
-    let mut prog_ok = true;
     // Redirects of the current command: (write, op start, op end, target
     // start, target end) in `cmd`.
     let mut redirs: Vec<(bool, usize, usize, usize, usize)> = Vec::new();
@@ -498,16 +572,11 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
                     i += 1;
                     continue;
                 }
-                if !prog_ok {
-                    return None;
-                }
                 units += 1 + redirs.len();
                 if units > cfg.max_subjects {
                     return None;
                 }
-                let rest = cmd.len().saturating_sub(i);
-                let done = std::mem::replace(&mut text, String::with_capacity(rest));
-                pieces.push(Piece::new(Kind::Command, done));
+                pieces.push(Piece::new(Kind::Command, text.take(cmd)?));
                 for (write, o0, o1, t0, t1) in redirs.drain(..) {
                     let target = cmd.get(t0..t1)?;
                     let tool = if write {
@@ -524,7 +593,6 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
                     pieces.push(Piece::with_value(kind, shown, target.to_string()));
                 }
                 words = 0;
-                prog_ok = true;
                 match sep {
                     0 => break,
                     1 => i += 1,
@@ -543,17 +611,19 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
                 }
                 continue;
             }
+            // A comment, or a brace that may open a group or name a
+            // descriptor (`{fd}>f`): the parser's.
+            Some(b'#' | b'{') => return None,
             _ => {}
         }
         // A redirect: digits then `<` or `>`, or `<` or `>`.
-        let digits = b
-            .get(i..)?
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .count();
-        if let Some(&op) = b.get(i + digits).filter(|&&o| o == b'<' || o == b'>') {
+        let mut d = i;
+        while b.get(d).is_some_and(u8::is_ascii_digit) {
+            d += 1;
+        }
+        if let Some(&op) = b.get(d).filter(|&&o| o == b'<' || o == b'>') {
             let o0 = i;
-            let mut j = i + digits + 1;
+            let mut j = d + 1;
             let next = b.get(j).copied();
             let dup = next == Some(b'&');
             let write = op == b'>';
@@ -568,7 +638,8 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
                 j += 1;
             }
             let t0 = j;
-            while b.get(j).copied().is_some_and(is_quick_name) || b.get(j) == Some(&b'/') {
+            // A plain target: the bytes of a name and `/`.
+            while b.get(j).is_some_and(|&c| is_plain(c)) {
                 j += 1;
             }
             let t1 = j;
@@ -576,8 +647,8 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
                 return None;
             }
             if dup {
-                let t = cmd.get(t0..t1)?;
-                if t != "-" && !t.bytes().all(|c| c.is_ascii_digit()) {
+                let t = b.get(t0..t1)?;
+                if t != b"-" && !t.iter().all(u8::is_ascii_digit) {
                     return None;
                 }
             } else {
@@ -587,54 +658,72 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             continue;
         }
         // A word.
-        if matches!(c, Some(b'#' | b'{')) {
-            // A comment, or a brace that may open a group or name a
-            // descriptor (`{fd}>f`): the parser's.
-            return None;
-        }
         let first = words == 0;
         if !first {
-            text.push(' ');
+            // The blank before it, from the line when it is a space, so
+            // that a run of words stays one slice.
+            if i > 0 && b.get(i - 1) == Some(&b' ') {
+                text.range(cmd, i - 1, i)?;
+            } else {
+                text.literal(cmd, " ")?;
+            }
         }
-        let w0 = text.len();
         let i0 = i;
         let mut quoted = false;
-        loop {
-            match b.get(i).copied() {
-                Some(q @ (b'"' | b'\'')) => {
-                    quoted = true;
-                    let rest = b.get(i + 1..)?;
-                    let n = memchr::memchr(q, rest)?;
-                    let inner = rest.get(..n)?;
-                    if !inner.iter().all(|&c| {
-                        (0x20..0x7f).contains(&c)
-                            && (q == b'\'' || !matches!(c, b'$' | b'`' | b'\\'))
-                    }) {
+        let mut len = 0usize;
+        while let Some(&c) = b.get(i) {
+            let k = class(c);
+            if k & C_QUICK != 0 {
+                let r0 = i;
+                i += 1;
+                while b.get(i).is_some_and(|&c| is_quick(c)) {
+                    i += 1;
+                }
+                text.range(cmd, r0, i)?;
+                len += i - r0;
+            } else if c == b'"' || c == b'\'' {
+                // Quotes around printable ASCII, with nothing expanded
+                // or escaped inside.
+                quoted = true;
+                let ok = if c == b'\'' { C_SQ } else { C_DQ };
+                let q0 = i + 1;
+                let mut j = q0;
+                loop {
+                    let n = *b.get(j)?;
+                    if n == c {
+                        break;
+                    }
+                    if class(n) & ok == 0 {
                         return None;
                     }
-                    text.push_str(cmd.get(i + 1..i + 1 + n)?);
-                    i += n + 2;
+                    j += 1;
                 }
-                Some(c) if is_quick(c) => {
-                    let run = b.get(i..)?.iter().take_while(|&&c| is_quick(c)).count();
-                    text.push_str(cmd.get(i..i + run)?);
-                    i += run;
+                if j > q0 {
+                    text.range(cmd, q0, j)?;
+                    len += j - q0;
                 }
-                Some(c) if is_meta(c) => break,
-                None => break,
-                Some(_) => return None,
+                i = j + 1;
+            } else if k & C_META != 0 {
+                break;
+            } else {
+                return None;
             }
         }
         if i == i0 {
             // `(`, `)`: not a word the quick path reads.
             return None;
         }
-        if text.len() == w0 {
-            text.push_str("''");
+        if len == 0 {
+            text.literal(cmd, "''")?;
         }
         if first {
-            let w = text.get(w0..)?;
-            prog_ok = !quoted && w.bytes().all(is_quick_name) && !is_special_program(w);
+            // The program: a plain name the analysis has nothing to say
+            // about; anything else is the parser's, so there is no need to
+            // read further.
+            let w = cmd.get(i0..i)?;
+            if quoted || !w.bytes().all(is_quick_name) || is_special_program(w) {
+                return None;
+            }
         }
         words += 1;
         need_cmd = false;

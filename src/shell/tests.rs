@@ -702,6 +702,21 @@ fn splitter_subjects() {
     );
 }
 
+/// The quick path takes no line with a NUL byte, wherever it stands, so
+/// `split_command` may look for one only when the quick path declines.
+#[test]
+fn quick_path_declines_nul() {
+    let cfg = ShellConfig::default();
+    let line = "git add -A && git commit -m \"x y\" 'z' 2>&1 > out | cat <in; ls\n";
+    for i in 0..=line.len() {
+        let (a, b) = line.split_at(i);
+        let cmd = format!("{a}\0{b}");
+        assert!(parse::quick_path(&cmd, &cfg).is_none(), "{cmd:?}");
+        let e = split_command(&cmd, &cfg).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Nul, "{cmd:?}");
+    }
+}
+
 /// The quick path gives exactly what the parser gives, whenever it answers.
 #[test]
 fn quick_path_agrees_with_the_parser() {
