@@ -589,6 +589,16 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     if cmd.contains("]]=") {
         return Outcome::BrushRejects;
     }
+    // bash reads `${A<newline>1}` as one (bad) expansion, to its `}`;
+    // brush ends the word at the newline and finds a command `1}`.
+    let newline_in_braces = cmd.match_indices("${").any(|(at, _)| {
+        let rest = &cmd[at..];
+        rest.find('\n')
+            .is_some_and(|nl| rest.find('}').is_none_or(|close| nl < close))
+    });
+    if newline_in_braces {
+        return Outcome::BrushRejects;
+    }
     let Some(program) = parse(cmd) else {
         return Outcome::BrushRejects;
     };
