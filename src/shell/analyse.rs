@@ -187,11 +187,17 @@ fn wrapper(name: &str) -> Option<Spec> {
             positional: 1,
             ..NONE
         },
+        // At the start of a pipeline `time` is bash's keyword, and what
+        // follows is a whole simple command, assignments included:
+        // `time FOO=1 rm -rf /` runs `rm`. (The program `time`, after a
+        // `|`, would run `FOO=1`; reading the assignment there too is only
+        // more cautious.)
         b"time" => Spec {
             flags: "pvaq",
             args: "fo",
             long_flags: &["--portability", "--verbose", "--append", "--quiet"],
             long_args: &["--format", "--output"],
+            assigns: true,
             ..NONE
         },
         b"nice" => Spec {

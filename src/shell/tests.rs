@@ -185,6 +185,16 @@ fn wrappers() {
         &["con:timeout --signal=KILL 5 rm x", "cmd:rm x"],
     );
     check("time -p rm x", &["con:time -p rm x", "cmd:rm x"]);
+    // The keyword `time` runs a whole simple command: its assignments are
+    // assignments, so deny rules see `rm -rf /`.
+    check(
+        "time FOO=1 rm -rf /",
+        &[
+            "con:time FOO=1 rm -rf /",
+            "cmd:FOO=1 rm -rf /",
+            "con:rm -rf /",
+        ],
+    );
     check("nice -n 5 rm x", &["con:nice -n 5 rm x", "cmd:rm x"]);
     check("nice -10 rm x", &["con:nice -10 rm x", "cmd:rm x"]);
     check("nohup rm x &", &["con:nohup rm x", "cmd:rm x"]);
