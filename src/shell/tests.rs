@@ -192,7 +192,7 @@ fn wrappers() {
         &[
             "con:time FOO=1 rm -rf /",
             "cmd:FOO=1 rm -rf /",
-            "con:rm -rf /",
+            "con:rm -rf / [FOO=1 rm -rf /]",
         ],
     );
     check("nice -n 5 rm x", &["con:nice -n 5 rm x", "cmd:rm x"]);
