@@ -584,9 +584,14 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     {
         return Outcome::BrushRejects;
     }
-    // bash reads `a[[x]]=1 rm y` as an assignment to an element and runs
-    // `rm y`; brush takes the word with nested brackets for the program.
-    if cmd.contains("]]=") {
+    // An element assignment with brackets inside its subscript: bash reads
+    // `a[[x]]=1 rm y` as an assignment and runs `rm y`, and refuses
+    // `f[a[b][c]=1` as unbalanced; brush takes either word for a program.
+    let nested_subscript = cmd.match_indices("]=").any(|(at, _)| {
+        let word_start = cmd[..at].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        cmd[word_start..at].matches('[').count() > 1
+    });
+    if nested_subscript {
         return Outcome::BrushRejects;
     }
     // bash reads `${A<newline>1}` as one (bad) expansion, to its `}`;
