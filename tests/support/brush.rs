@@ -588,8 +588,8 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // `a[[x]]=1 rm y` as an assignment and runs `rm y`, and refuses
     // `f[a[b][c]=1` as unbalanced; brush takes either word for a program.
     let nested_subscript = cmd.match_indices("]=").any(|(at, _)| {
-        let word_start = cmd[..at].rfind(char::is_whitespace).map_or(0, |i| i + 1);
-        cmd[word_start..at].matches('[').count() > 1
+        let word = cmd[..at].rsplit(char::is_whitespace).next().unwrap_or("");
+        word.matches('[').count() > 1
     });
     if nested_subscript {
         return Outcome::BrushRejects;
