@@ -2121,27 +2121,20 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         }
     }
 
-    /// `${ … }` from `pos` through its closing brace.
+    /// `${ … }` from `pos` through its closing brace. A plain `{` inside
+    /// does not nest, as in bash (`${x:-{a}b}` is `{ab}`, and `${{}` ends at
+    /// its first `}`, so a newline after it starts the next command); a
+    /// nested `${ … }` is read whole by [`Self::expansion_char`].
     fn braced(&mut self, f: &mut u16, start: usize) -> Res<()> {
-        let mut depth = 1usize;
         loop {
             let Some(c) = self.peek() else {
                 return Err(self.unterminated("parameter expansion", start));
             };
-            match c {
-                b'}' => {
-                    self.pos += 1;
-                    depth -= 1;
-                    if depth == 0 {
-                        return Ok(());
-                    }
-                }
-                b'{' => {
-                    depth += 1;
-                    self.pos += 1;
-                }
-                _ => self.expansion_char(f, start)?,
+            if c == b'}' {
+                self.pos += 1;
+                return Ok(());
             }
+            self.expansion_char(f, start)?;
         }
     }
 

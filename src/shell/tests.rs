@@ -185,6 +185,13 @@ fn wrappers() {
         &["con:timeout --signal=KILL 5 rm x", "cmd:rm x"],
     );
     check("time -p rm x", &["con:time -p rm x", "cmd:rm x"]);
+    // A plain `{` does not nest inside `${ … }`: the expansion ends at the
+    // first `}`, and the newline after it ends the command.
+    check(
+        "echo ${x:-{a}b}; rm y",
+        &["cmd:echo ${x:-{a}b}", "cmd:rm y"],
+    );
+    check("echo ${x:-${y:-q}r}", &["cmd:echo ${x:-${y:-q}r}"]);
     // The keyword `time` runs a whole simple command: its assignments are
     // assignments, so deny rules see `rm -rf /`.
     check(
