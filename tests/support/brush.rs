@@ -547,14 +547,15 @@ fn has_here_document(cmd: &str) -> bool {
         .any(|(at, _)| !cmd[at + 2..].starts_with('<') && !cmd[..at].ends_with('<'))
 }
 
-/// Whether some `=( … )` in `cmd` has text glued after its `)`.
+/// Whether some `=( … )` in `cmd` has text glued after its `)` (bash's
+/// blanks are space, tab and newline only: a carriage return is glued).
 fn glued_array_assignment(cmd: &str) -> bool {
     cmd.match_indices("=(").any(|(at, _)| {
         cmd[at..].find(')').is_some_and(|close| {
             cmd[at + close + 1..]
                 .chars()
                 .next()
-                .is_some_and(|c| !c.is_whitespace() && !";|&)<>".contains(c))
+                .is_some_and(|c| !" \t\n;|&)<>".contains(c))
         })
     })
 }
