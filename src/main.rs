@@ -634,26 +634,22 @@ fn inspect_authensor(
         None => serde_json::Value::Null,
     };
     match format {
-        OutputFormat::Json => out(&format!(
-            "{}\n",
-            serde_json::json!({
-                "schema_version": 1,
-                "bytes": bytes.len(),
-                "format": {"major": h.major, "minor": h.minor},
-                "required_features": h.required,
-                "optional_features": h.optional,
-                "toolgate_version": h.toolgate_version,
-                "regex_automata_version": h.regex_automata_version,
-                "revision": h.revision_hex(),
-                "holds": "authensor",
-                "policies": policies.iter().map(|p| serde_json::json!({
-                    "id": p.id, "version": version_json(&p.version), "rules": p.rules,
-                    "default": p.default_effect.map(|e| e.as_str()),
-                    "session_rules": p.session_rules,
-                })).collect::<Vec<_>>(),
-                "sections": sections_json(h),
-            })
-        )),
+        OutputFormat::Json => {
+            let mut v = header_json(bytes.len(), h, "authensor");
+            v.insert(
+                "policies".into(),
+                serde_json::json!(policies
+                    .iter()
+                    .map(|p| serde_json::json!({
+                        "id": p.id, "version": version_json(&p.version), "rules": p.rules,
+                        "default": p.default_effect.map(|e| e.as_str()),
+                        "session_rules": p.session_rules,
+                    }))
+                    .collect::<Vec<_>>()),
+            );
+            v.insert("sections".into(), sections_json(h).into());
+            out(&format!("{}\n", serde_json::Value::Object(v)))
+        }
         OutputFormat::Text => {
             let mut o = header_text(path, bytes.len(), h);
             let _ = writeln!(
@@ -693,21 +689,11 @@ fn inspect_rubric(
         return ExitCode::from(EXIT_INVALID);
     }
     match format {
-        OutputFormat::Json => out(&format!(
-            "{}\n",
-            serde_json::json!({
-                "schema_version": 1,
-                "bytes": bytes.len(),
-                "format": {"major": h.major, "minor": h.minor},
-                "required_features": h.required,
-                "optional_features": h.optional,
-                "toolgate_version": h.toolgate_version,
-                "regex_automata_version": h.regex_automata_version,
-                "revision": h.revision_hex(),
-                "holds": "rubric",
-                "sections": sections_json(h),
-            })
-        )),
+        OutputFormat::Json => {
+            let mut v = header_json(bytes.len(), h, "rubric");
+            v.insert("sections".into(), sections_json(h).into());
+            out(&format!("{}\n", serde_json::Value::Object(v)))
+        }
         OutputFormat::Text => {
             let mut o = header_text(path, bytes.len(), h);
             let _ = writeln!(o, "holds      a Rubric bundle (a condition program)");
@@ -715,6 +701,29 @@ fn inspect_rubric(
             out(&o)
         }
     }
+}
+
+/// The members every condition-program artifact's JSON inspection starts
+/// with, in order; the caller adds what it holds, then `sections`.
+fn header_json(
+    len: usize,
+    h: &toolgate::artifact::Header,
+    holds: &str,
+) -> serde_json::Map<String, serde_json::Value> {
+    let serde_json::Value::Object(m) = serde_json::json!({
+        "schema_version": 1,
+        "bytes": len,
+        "format": {"major": h.major, "minor": h.minor},
+        "required_features": h.required,
+        "optional_features": h.optional,
+        "toolgate_version": h.toolgate_version,
+        "regex_automata_version": h.regex_automata_version,
+        "revision": h.revision_hex(),
+        "holds": holds,
+    }) else {
+        return serde_json::Map::new();
+    };
+    m
 }
 
 fn sections_json(h: &toolgate::artifact::Header) -> Vec<serde_json::Value> {
