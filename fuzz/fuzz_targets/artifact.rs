@@ -19,7 +19,7 @@
 //! which run.sh turns on when the library has `Engine::from_bytes`.
 #![no_main]
 
-#[path = "../../tests/support/reseal.rs"]
+#[path = "../../crates/toolgate/tests/support/reseal.rs"]
 mod reseal;
 
 use arbitrary::{Arbitrary, Unstructured};

@@ -21,7 +21,7 @@
 //!    the damage and a panic.
 #![no_main]
 
-#[path = "../../tests/support/reseal.rs"]
+#[path = "../../crates/toolgate/tests/support/reseal.rs"]
 mod reseal;
 
 use libfuzzer_sys::fuzz_target;

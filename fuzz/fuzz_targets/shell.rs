@@ -9,7 +9,7 @@
 //! without bound, under the default limits and under tight ones.
 #![no_main]
 
-#[path = "../../tests/support/brush.rs"]
+#[path = "../../crates/toolgate/tests/support/brush.rs"]
 mod brush;
 
 use brush::{check, list, Outcome};

@@ -68,7 +68,7 @@ fn check(report: &Report, at_least: usize) {
 
 #[test]
 fn agentpolicy_corpus() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("../shared/conformance/agentpolicy/testdata/policy");
     if !dir.exists() {
         eprintln!(
@@ -84,7 +84,7 @@ fn agentpolicy_corpus() {
 
 #[test]
 fn toolgate_corpus() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("testdata");
     let report = run_dir(&dir);
     check(&report, 100);
 }

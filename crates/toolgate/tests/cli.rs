@@ -16,7 +16,7 @@ fn bin() -> Command {
 }
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 fn run(args: &[&str], stdin: &str) -> Output {

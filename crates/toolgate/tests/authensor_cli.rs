@@ -35,7 +35,7 @@ fn tmp(name: &str, contents: &[u8]) -> PathBuf {
 }
 
 fn example(name: &str) -> String {
-    format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn stdout(o: &Output) -> String {

@@ -658,7 +658,7 @@ mod tests {
     #[test]
     fn the_published_schema_names_the_members_the_reader_knows() {
         let schema: Value =
-            serde_json::from_str(include_str!("../../spec/policy.schema.json")).unwrap();
+            serde_json::from_str(include_str!("../../../../spec/policy.schema.json")).unwrap();
         let keys = |v: &Value| -> Vec<String> {
             let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
             k.sort();
@@ -679,7 +679,7 @@ mod tests {
             sorted(MATCHER)
         );
         let example: Value =
-            serde_json::from_str(include_str!("../../examples/policy.json")).unwrap();
+            serde_json::from_str(include_str!("../../../../examples/policy.json")).unwrap();
         assert!(from_value(&example, None).is_ok());
     }
 

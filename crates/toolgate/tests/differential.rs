@@ -150,8 +150,8 @@ fn damaged_artifacts_never_panic() {
     use toolgate::testing::SimSplitter;
     use toolgate::{Args, Call, Engine, Registry, RuleLists, RuleSet, Source};
 
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/regressions/artifacts");
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("testdata/regressions/artifacts");
     let mut registry = Registry::builtin();
     registry.add_splitter("corpus", Arc::new(SimSplitter::default()));
     let mut n = 0;

@@ -123,7 +123,8 @@ fn every_single_bit_flip_is_refused() {
     // there is refused by the same section checksum).
     let basic = Policy::from_json(
         &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/artifacts/v1/basic.json"),
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+                .join("testdata/artifacts/v1/basic.json"),
         )
         .unwrap(),
     )
@@ -295,7 +296,7 @@ fn a_kind_that_lowered_is_not_needed_at_load() {
 /// cover it, are masked.
 #[test]
 fn golden_artifacts() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join(format!("testdata/artifacts/v{}", artifact::FORMAT_MAJOR));
     let bless = std::env::var_os("TOOLGATE_BLESS").is_some();
     let mut n = 0;
