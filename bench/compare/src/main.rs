@@ -514,7 +514,7 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
     };
 
     // The reference.
-    let (reference, b) = build(|| Reference::build(&w.policy(), &Registry::builtin()).unwrap());
+    let (reference, b) = build(|| Reference::build(&w.policy(), &toolgate::builtins::registry()).unwrap());
     let (t, outs) = measure(calls.len(), 3, o.budget, 64, clock, |i| {
         let v = reference.would(&calls[i]);
         (v.decision, v.rule.map(|r| (r.text, r.source)))

@@ -106,7 +106,7 @@ impl Engine<'static> {
     ///
     /// Every problem `check` or the compiler found.
     pub fn build(policy: &Policy) -> Result<Engine<'static>, Diagnostics> {
-        Engine::build_with(policy, &Registry::builtin())
+        Engine::build_with(policy, &crate::builtins::registry())
     }
 
     /// Checks and compiles a policy with the kinds and splitters of
@@ -153,7 +153,7 @@ impl<'a> Engine<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Engine<'a>, LoadError> {
-        Engine::from_bytes_with(bytes, &Registry::builtin())
+        Engine::from_bytes_with(bytes, &crate::builtins::registry())
     }
 
     /// As [`Engine::from_bytes`], resolving matcher kinds and splitters in
@@ -174,7 +174,7 @@ impl<'a> Engine<'a> {
     /// The policy's tables as an artifact. Grant sets are not written: they
     /// belong to a session, not to the policy.
     pub fn to_bytes(&self) -> Vec<u8> {
-        artifact::write(&self.program)
+        artifact::write(&self.program, artifact::ProgramKind::RuleLists)
     }
 
     /// The engine with every table it borrows copied, so that it outlives the

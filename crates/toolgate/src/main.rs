@@ -305,7 +305,7 @@ fn build(
     engine: EngineArg,
 ) -> Result<Box<dyn Evaluator>, ExitCode> {
     let policy = load(path, format)?;
-    let registry = toolgate::Registry::builtin();
+    let registry = toolgate::builtins::registry();
     engine.kind().build(&policy, &registry).map_err(|d| {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         report(&d.in_file(path), &text)
@@ -1131,7 +1131,7 @@ fn home() -> Option<String> {
 
 /// The built-in registry with the `path` kind told the home directory.
 fn registry() -> toolgate::Registry {
-    let mut r = toolgate::Registry::builtin();
+    let mut r = toolgate::builtins::registry();
     if let Some(h) = home() {
         r.add_kind(std::sync::Arc::new(toolgate::kinds::PathKind::with_home(h)));
     }

@@ -148,11 +148,11 @@ fn policy_documents_never_panic_and_build_alike() {
 fn damaged_artifacts_never_panic() {
     use std::sync::Arc;
     use toolgate::testing::SimSplitter;
-    use toolgate::{Args, Call, Engine, Registry, RuleLists, RuleSet, Source};
+    use toolgate::{Args, Call, Engine, RuleLists, RuleSet, Source};
 
     let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("testdata/regressions/artifacts");
-    let mut registry = Registry::builtin();
+    let mut registry = toolgate::builtins::registry();
     registry.add_splitter("corpus", Arc::new(SimSplitter::default()));
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -204,7 +204,7 @@ fn damaged_artifacts_never_panic() {
 fn unreadable_subject_arguments_block_the_call_alike() {
     use std::sync::Arc;
     use toolgate::testing::ENGINES;
-    use toolgate::{Args, Call, Decision, Policy, Registry, Splitter, Subject};
+    use toolgate::{Args, Call, Decision, Policy, Splitter, Subject};
 
     #[derive(Debug)]
     struct Unreadable;
@@ -221,7 +221,7 @@ fn unreadable_subject_arguments_block_the_call_alike() {
             "matchers": {"bash": {"match": "glob", "field": "command", "split": "u"}}}"#,
     )
     .unwrap();
-    let mut registry = Registry::builtin();
+    let mut registry = toolgate::builtins::registry();
     registry.add_splitter("u", Arc::new(Unreadable));
     let call = Call::new("bash", r#"{"command": "rm x; b"}"#);
     for (name, build) in ENGINES {

@@ -10,7 +10,7 @@
 
 use toolgate::reference::Reference;
 use toolgate::workload::Workload;
-use toolgate::{Engine, Evaluator, Registry};
+use toolgate::{Engine, Evaluator};
 
 fn agree(rules: usize, calls: usize, seed: u64) {
     agree_on(Workload::generate(rules, calls, seed));
@@ -21,7 +21,7 @@ fn agree_on(w: Workload) {
     let compiled = Engine::build(&policy).unwrap();
     let bytes = compiled.to_bytes();
     let loaded = Engine::from_bytes(&bytes).unwrap();
-    let reference = Reference::build(&policy, &Registry::builtin()).unwrap();
+    let reference = Reference::build(&policy, &toolgate::builtins::registry()).unwrap();
     for (i, c) in w.calls.iter().enumerate() {
         let want = reference.would(c);
         assert_eq!(

@@ -148,7 +148,7 @@ impl<'a> AuthensorEngine<'a> {
 
     /// The policies' tables as an artifact.
     pub fn to_bytes(&self) -> Vec<u8> {
-        artifact::write(self.compiled.program())
+        artifact::write(self.compiled.program(), artifact::ProgramKind::FirstMatch)
     }
 
     /// The engine with every table it borrows copied.

@@ -167,7 +167,7 @@ impl ClaudeEvaluator {
         let Some(m) = self
             .mcp_allow
             .iter()
-            .find(|m| crate::reference::glob(&m.glob, &call.tool))
+            .find(|m| crate::glob::matches(&m.glob, &call.tool))
         else {
             return v;
         };

@@ -167,7 +167,7 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
             if !name.starts_with(first) {
                 break;
             }
-            if glob_names(pattern, name) {
+            if crate::glob::matches(pattern, name) {
                 if let Some(v) = named_by_glob.get_mut(k) {
                     v.extend_from_slice(ids);
                 }
@@ -391,29 +391,6 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
     })
 }
 
-/// Whether the tool-name glob `pattern` names `tool`: `*` is any run of
-/// characters, the pieces between stars are found left-most, in order,
-/// without overlapping.
-pub(crate) fn glob_names(pattern: &str, tool: &str) -> bool {
-    let Some((first, rest)) = pattern.split_once('*') else {
-        return pattern == tool;
-    };
-    let last = rest.rsplit('*').next().unwrap_or(rest);
-    if tool.len() < first.len() + last.len() || !tool.starts_with(first) || !tool.ends_with(last) {
-        return false;
-    }
-    let mut window = tool.get(first.len()..tool.len() - last.len()).unwrap_or("");
-    // The pieces strictly between the first and the last.
-    let middles = rest.get(..rest.len() - last.len()).unwrap_or("");
-    for mid in middles.split('*').filter(|m| !m.is_empty()) {
-        match window.find(mid) {
-            Some(i) => window = window.get(i + mid.len()..).unwrap_or(""),
-            None => return false,
-        }
-    }
-    true
-}
-
 /// The words and bytes being written.
 #[derive(Default)]
 pub(crate) struct Writer {
@@ -536,21 +513,5 @@ impl FmBuild {
             }
             Pattern::Regex(r) => self.regexes.push((r.clone(), id)),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_names;
-
-    #[test]
-    fn tool_name_globs() {
-        assert!(glob_names("mcp__*", "mcp__github__x"));
-        assert!(glob_names("*", ""));
-        assert!(glob_names("a*a", "aa"));
-        assert!(!glob_names("a*a", "a"));
-        assert!(glob_names("mcp__*__get_*", "mcp__gh__get_issue"));
-        assert!(!glob_names("mcp__*__get_*", "mcp__gh__list"));
-        assert!(!glob_names("Bash", "bash"));
     }
 }

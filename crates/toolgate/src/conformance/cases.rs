@@ -346,7 +346,7 @@ fn reference_spec_matches(
     match kind {
         "prefix" => Ok(crate::reference::prefix_matches(spec, &value)),
         "glob" => Ok(crate::reference::glob_spec_matches(spec, &value)),
-        other => match Registry::builtin().kind(other) {
+        other => match crate::builtins::registry().kind(other) {
             Some(k) => Ok(k.matches(spec, &value)),
             None => Err(format!("no matcher kind `{other}`")),
         },
@@ -595,7 +595,7 @@ fn run_decisions(file: &str, f: &DecisionsFile, engines: &[EngineKind]) -> Repor
 
 fn run_case(case: &DecisionCase, policy: &Policy, e: EngineKind) -> Vec<String> {
     let mut out = Vec::new();
-    let mut registry = Registry::builtin();
+    let mut registry = crate::builtins::registry();
     registry.add_splitter("corpus", Arc::new(splitter_for(case)));
     let built = e.build(policy, &registry);
     let mut engine = match (built, &case.build_error) {

@@ -22,7 +22,6 @@ use super::Report;
 use crate::call::Call;
 use crate::claude::{self, Environment, Scope, SettingsFile};
 use crate::engine::Evaluator;
-use crate::registry::Registry;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -138,7 +137,7 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
             ));
         }
     }
-    let mut registry = Registry::builtin();
+    let mut registry = crate::builtins::registry();
     registry.add_kind(Arc::new(crate::kinds::PathKind::with_home(home)));
     let call = |c: &CallCase, n: usize| -> Call {
         let mut call = make_call(c, n);

@@ -94,7 +94,7 @@ impl MatcherKind for ClaudeBashKind {
             Shape::Word(p) => {
                 value == p || value.strip_prefix(p).is_some_and(|r| r.starts_with(' '))
             }
-            Shape::Glob(g) => crate::reference::glob(g, value),
+            Shape::Glob(g) => crate::glob::matches(g, value),
         }
     }
 }
@@ -164,7 +164,7 @@ mod tests {
                     Pattern::Any => true,
                     Pattern::Exact(e) => v == e,
                     Pattern::Prefix(p) => v.starts_with(p.as_str()),
-                    Pattern::Glob(g) => crate::reference::glob(g, v),
+                    Pattern::Glob(g) => crate::glob::matches(g, v),
                     _ => false,
                 });
                 assert_eq!(lowered, m(s, v), "{s:?} on {v:?}");

@@ -283,7 +283,7 @@ impl HostPattern {
         self.labels.iter().zip(tail).all(|(p, v)| match p {
             Label::Lit(s) => s == v,
             Label::One => !v.is_empty(),
-            Label::Glob(g) => crate::reference::glob(g, v),
+            Label::Glob(g) => crate::glob::matches(g, v),
         })
     }
 }

@@ -542,7 +542,7 @@ mod tests {
                 Pattern::Exact(e) => value == e,
                 Pattern::Prefix(x) => value.starts_with(x.as_str()),
                 Pattern::Suffix(x) => value.ends_with(x.as_str()),
-                Pattern::Glob(g) => crate::reference::glob(g, value),
+                Pattern::Glob(g) => crate::glob::matches(g, value),
                 Pattern::Regex(r) => panic!("{spec} lowered to the regex {r}"),
             }),
             Ok(Lowering::Callback) => PathKind::new().matches(spec, value),

@@ -12,46 +12,8 @@
 pub mod doc;
 
 use crate::decision::Decision;
+pub use crate::decision::{List, Source};
 use crate::diag::{Diagnostics, Location};
-
-/// Which list a rule is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum List {
-    /// Rules that refuse calls.
-    Deny,
-    /// Rules that ask before calls run.
-    Ask,
-    /// Rules that let calls run.
-    Allow,
-}
-
-impl List {
-    /// The three lists in precedence order.
-    pub const ALL: [List; 3] = [List::Deny, List::Ask, List::Allow];
-
-    /// `deny`, `ask` or `allow`.
-    pub fn name(self) -> &'static str {
-        match self {
-            List::Deny => "deny",
-            List::Ask => "ask",
-            List::Allow => "allow",
-        }
-    }
-
-    /// The list's position in precedence order (deny 0, ask 1, allow 2).
-    pub fn index(self) -> usize {
-        match self {
-            List::Deny => 0,
-            List::Ask => 1,
-            List::Allow => 2,
-        }
-    }
-
-    /// The inverse of [`List::index`].
-    pub fn from_index(i: usize) -> Option<List> {
-        List::ALL.get(i).copied()
-    }
-}
 
 /// One rule as written: a tool name (possibly an alias or a glob) and an
 /// optional specifier, with the note written beside it.
@@ -160,25 +122,6 @@ impl RuleLists {
     pub fn is_empty(&self) -> bool {
         self.deny.is_empty() && self.ask.is_empty() && self.allow.is_empty()
     }
-}
-
-/// Where a set of rules came from: a settings file, a skill, the session.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Source {
-    /// The name that keys grants and scopes. The host's own rules have the
-    /// empty name.
-    pub name: String,
-    /// Authority: higher ranks first. Rank decides which carve-out reaches
-    /// which rule and which grant set may shadow which ask; it never changes
-    /// precedence between lists.
-    pub rank: i64,
-    /// An untrusted source's allow rules are withheld; its deny and ask rules
-    /// apply at once.
-    pub trusted: bool,
-    /// Where the source lives, for the record.
-    pub path: String,
-    /// A hash of the source, for the record.
-    pub hash: String,
 }
 
 /// A source with its rules, the input to a merge or a grant set.

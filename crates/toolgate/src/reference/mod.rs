@@ -204,14 +204,14 @@ struct ActiveSet {
 ///
 /// ```
 /// use toolgate::reference::Reference;
-/// use toolgate::{Call, Decision, Evaluator, Policy, Registry};
+/// use toolgate::{Call, Decision, Evaluator, Policy};
 /// let policy = Policy::from_json(r#"{
 ///     "default": "ask",
 ///     "matchers": {"bash": {"match": "glob", "field": "command"}},
 ///     "allow": "read bash(git status:*)",
 ///     "deny": "bash(rm:*)"
 /// }"#)?;
-/// let r = Reference::build(&policy, &Registry::builtin())?;
+/// let r = Reference::build(&policy, &toolgate::builtins::registry())?;
 /// let v = r.would(&Call::new("bash", r#"{"command": "rm -rf /"}"#));
 /// assert_eq!(v.decision, Decision::Deny);
 /// assert_eq!(v.reason, "denied by bash(rm:*)");

@@ -6,11 +6,15 @@ use crate::call::{Args, Call, Subject};
 use crate::decision::Decision;
 use crate::engine::Evaluator;
 use crate::policy::{Policy, RuleLists, RuleSet, Source};
-use crate::registry::{Registry, Splitter};
+use crate::registry::Splitter;
 use std::sync::Arc;
 
 fn reference(doc: &str) -> Reference {
-    Reference::build(&Policy::from_json(doc).unwrap(), &Registry::builtin()).unwrap()
+    Reference::build(
+        &Policy::from_json(doc).unwrap(),
+        &crate::builtins::registry(),
+    )
+    .unwrap()
 }
 
 fn bash(command: &str) -> Call {
@@ -72,7 +76,7 @@ impl Splitter for AndSplitter {
 }
 
 fn split_reference(doc: &str) -> Reference {
-    let mut registry = Registry::builtin();
+    let mut registry = crate::builtins::registry();
     registry.add_splitter("and", Arc::new(AndSplitter));
     Reference::build(&Policy::from_json(doc).unwrap(), &registry).unwrap()
 }

@@ -519,7 +519,9 @@ impl<'a> RubricEngine<'a> {
 
     /// The bundle's tables as an artifact; `None` when no bundle is loaded.
     pub fn to_bytes(&self) -> Option<Vec<u8>> {
-        self.compiled.as_ref().map(|c| artifact::write(c.program()))
+        self.compiled
+            .as_ref()
+            .map(|c| artifact::write(c.program(), artifact::ProgramKind::Conditions))
     }
 
     /// The engine with every table it borrows copied.

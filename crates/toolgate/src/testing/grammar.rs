@@ -3,7 +3,6 @@
 use crate::engine::Engine;
 use crate::policy::Policy;
 use crate::reference::Reference;
-use crate::registry::Registry;
 use crate::syntax::parse_rules;
 
 /// The parsing properties, for any text:
@@ -74,7 +73,7 @@ pub fn check_parse(text: &str) -> Result<(), String> {
 
 /// Both engines build `p`, or both refuse it with the same first kind.
 pub(super) fn builds_alike(p: &Policy) -> Result<(), String> {
-    let registry = Registry::builtin();
+    let registry = crate::builtins::registry();
     let r = Reference::build(p, &registry);
     let c = Engine::build_with(p, &registry);
     match (r, c) {

@@ -9,7 +9,6 @@ use crate::decision::Decision;
 use crate::engine::Engine;
 use crate::policy::{MatcherDecl, Policy, RuleDecl};
 use crate::reference::{glob_spec_matches, prefix_matches};
-use crate::registry::Registry;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use serde_json::json;
 use std::fmt;
@@ -140,7 +139,7 @@ pub fn check_matcher(c: &MatcherCase) -> std::result::Result<bool, String> {
     let path = c
         .path
         .filter(|p| *p != Path::Regex || case.spec.len() <= MAX_REGEX_SPEC);
-    let mut registry = Registry::builtin();
+    let mut registry = crate::builtins::registry();
     if let Some(path) = path {
         registry.add_kind(Arc::new(StandIn { kind: c.kind, path }));
     }

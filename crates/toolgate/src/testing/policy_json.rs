@@ -8,7 +8,6 @@ use crate::call::Call;
 use crate::engine::{Engine, Evaluator};
 use crate::policy::Policy;
 use crate::reference::Reference;
-use crate::registry::Registry;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use serde_json::{json, Value};
 use std::fmt;
@@ -191,7 +190,7 @@ pub fn check_policy_json(v: &Value) -> std::result::Result<(), String> {
         return Err(format!("the document reads compact but not pretty: {text}"));
     }
     super::grammar::builds_alike(&policy).map_err(|e| format!("{e}: {text}"))?;
-    let registry = Registry::builtin();
+    let registry = crate::builtins::registry();
     let (Ok(r), Ok(c)) = (
         Reference::build(&policy, &registry),
         Engine::build_with(&policy, &registry),

@@ -234,7 +234,7 @@ pub fn setup(case: &Case) -> Result<(Policy, Registry), Outcome> {
         kind: "invalid_document".into(),
         message: d.to_string(),
     })?;
-    let mut registry = Registry::builtin();
+    let mut registry = crate::builtins::registry();
     registry.add_splitter("corpus", Arc::new(SimSplitter::for_case(case)));
     Ok((policy, registry))
 }

@@ -41,7 +41,7 @@ impl MatcherKind for CallbackKind {
 
 /// The built-in kinds with `regex` and `contains`.
 pub fn registry() -> Registry {
-    let mut r = Registry::builtin();
+    let mut r = toolgate::builtins::registry();
     r.add_kind(Arc::new(RegexKind));
     r.add_kind(Arc::new(CallbackKind));
     r

@@ -37,7 +37,7 @@ impl Args {
     /// so that the call can still be decided (and blocked).
     ///
     /// ```
-    /// use toolgate::Args;
+    /// use toolgate_core::Args;
     /// let a = Args::from_json(r#"{"command": "git status"}"#);
     /// assert_eq!(a.str_member("command"), Some("git status"));
     /// assert!(Args::from_json(r#"{"a": 1, "a": 2}"#).error().is_some());
@@ -155,7 +155,7 @@ impl Subject {
 /// A tool call to decide.
 ///
 /// ```
-/// use toolgate::Call;
+/// use toolgate_core::Call;
 /// let call = Call::from_json(r#"{"tool": "bash", "args": {"command": "ls"}, "call_id": "c1"}"#)?;
 /// assert_eq!(call.tool, "bash");
 /// assert_eq!(call.args.str_member("command"), Some("ls"));

@@ -13,7 +13,7 @@ use std::fmt;
 /// into several subjects is decided as the strictest of its subjects.
 ///
 /// ```
-/// use toolgate::Decision;
+/// use toolgate_core::Decision;
 /// assert!(Decision::Deny > Decision::Ask && Decision::Ask > Decision::Allow);
 /// assert_eq!("ask".parse::<Decision>(), Ok(Decision::Ask));
 /// ```
@@ -153,7 +153,7 @@ impl Verdict {
     /// members left out.
     ///
     /// ```
-    /// use toolgate::{Decision, Verdict};
+    /// use toolgate_core::{Decision, Verdict};
     /// let v = Verdict::new(Decision::Deny, "no rule allows bash: denied by default");
     /// assert_eq!(
     ///     v.to_json().to_string(),
@@ -186,4 +186,62 @@ fn put(m: &mut serde_json::Map<String, serde_json::Value>, key: &str, value: &st
     if !value.is_empty() {
         m.insert(key.into(), value.into());
     }
+}
+
+/// Which list a rule is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum List {
+    /// Rules that refuse calls.
+    Deny,
+    /// Rules that ask before calls run.
+    Ask,
+    /// Rules that let calls run.
+    Allow,
+}
+
+impl List {
+    /// The three lists in precedence order.
+    pub const ALL: [List; 3] = [List::Deny, List::Ask, List::Allow];
+
+    /// `deny`, `ask` or `allow`.
+    pub fn name(self) -> &'static str {
+        match self {
+            List::Deny => "deny",
+            List::Ask => "ask",
+            List::Allow => "allow",
+        }
+    }
+
+    /// The list's position in precedence order (deny 0, ask 1, allow 2).
+    pub fn index(self) -> usize {
+        match self {
+            List::Deny => 0,
+            List::Ask => 1,
+            List::Allow => 2,
+        }
+    }
+
+    /// The inverse of [`List::index`].
+    pub fn from_index(i: usize) -> Option<List> {
+        List::ALL.get(i).copied()
+    }
+}
+
+/// Where a set of rules came from: a settings file, a skill, the session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The name that keys grants and scopes. The host's own rules have the
+    /// empty name.
+    pub name: String,
+    /// Authority: higher ranks first. Rank decides which carve-out reaches
+    /// which rule and which grant set may shadow which ask; it never changes
+    /// precedence between lists.
+    pub rank: i64,
+    /// An untrusted source's allow rules are withheld; its deny and ask rules
+    /// apply at once.
+    pub trusted: bool,
+    /// Where the source lives, for the record.
+    pub path: String,
+    /// A hash of the source, for the record.
+    pub hash: String,
 }

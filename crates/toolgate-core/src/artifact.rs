@@ -16,6 +16,7 @@
 //! Depends on `runtime::program` (the layout of what it carries) and
 //! `registry` (kinds and splitters named in the tables must be supplied).
 
+use crate::decision::{Decision, List, Source};
 use crate::registry::Registry;
 use crate::runtime::program::{
     Dfa, Program, FM_CB, HDR_WORDS, H_MAGIC, H_N_DFAS, H_N_TOOLS, H_TOOLS, NONE, PROGRAM_MAGIC,
@@ -51,6 +52,54 @@ pub const FEATURE_AUTHENSOR: u64 = 4;
 pub const FORMAT_MINOR_AUTHENSOR: u16 = 2;
 /// The required features this reader knows.
 pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_CONDITIONS | FEATURE_AUTHENSOR;
+/// What an artifact's tables are, which decides the engine that reads them.
+/// The writer is told it by the compiler that built the tables; the header
+/// carries it as required feature bits, so that a reader of one kind refuses
+/// the others by the format's own rule for unknown required features.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ProgramKind {
+    /// agentpolicy rule lists (and Claude Code settings): format 1.0.
+    RuleLists,
+    /// A Rubric bundle's condition program: format 1.1, [`FEATURE_CONDITIONS`].
+    Conditions,
+    /// Authensor policies, a first-match condition program with session
+    /// tables: format 1.2, [`FEATURE_CONDITIONS`] and [`FEATURE_AUTHENSOR`].
+    FirstMatch,
+}
+
+impl ProgramKind {
+    /// The required feature bits that name the kind.
+    pub fn features(self) -> u64 {
+        match self {
+            ProgramKind::RuleLists => 0,
+            ProgramKind::Conditions => FEATURE_CONDITIONS,
+            ProgramKind::FirstMatch => FEATURE_CONDITIONS | FEATURE_AUTHENSOR,
+        }
+    }
+
+    /// The format minor version that introduced the kind, which the writer
+    /// stamps so that an older reader refuses it.
+    pub fn minor(self) -> u16 {
+        match self {
+            ProgramKind::RuleLists => FORMAT_MINOR,
+            ProgramKind::Conditions => FORMAT_MINOR_CONDITIONS,
+            ProgramKind::FirstMatch => FORMAT_MINOR_AUTHENSOR,
+        }
+    }
+
+    /// The kind named by a header's required features.
+    pub fn of_features(required: u64) -> ProgramKind {
+        if required & FEATURE_CONDITIONS == 0 {
+            ProgramKind::RuleLists
+        } else if required & FEATURE_AUTHENSOR == 0 {
+            ProgramKind::Conditions
+        } else {
+            ProgramKind::FirstMatch
+        }
+    }
+}
+
 /// The header's length in bytes.
 pub const HEADER_LEN: usize = 104;
 /// A section table entry's length in bytes.
@@ -181,106 +230,9 @@ impl Section {
     }
 }
 
-/// Writes a program as an artifact.
-pub fn write(p: &Program<'_>) -> Vec<u8> {
-    let words: Vec<u8> = p.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut sections: Vec<(u32, u32, Cow<'_, [u8]>)> = vec![
-        (SECTION_WORDS, 8, Cow::Owned(words)),
-        (SECTION_BYTES, 8, Cow::Borrowed(&p.bytes)),
-    ];
-    for d in &p.dfas {
-        let (bytes, pad) = match d {
-            Dfa::Owned(d) => d.to_bytes_little_endian(),
-            Dfa::Borrowed(d) => d.to_bytes_little_endian(),
-        };
-        sections.push((
-            SECTION_DFA,
-            8,
-            Cow::Owned(bytes.get(pad..).unwrap_or_default().to_vec()),
-        ));
-    }
-    let conditions = p.w(0) == crate::conditions::layout::MAGIC;
-    let authensor = conditions
-        && p.w(crate::conditions::layout::H_KIND) == crate::conditions::layout::KIND_FIRST_MATCH;
-    let required = if p.dfas.is_empty() { 0 } else { FEATURE_DFA }
-        | if conditions { FEATURE_CONDITIONS } else { 0 }
-        | if authensor { FEATURE_AUTHENSOR } else { 0 };
-    let minor = if authensor {
-        FORMAT_MINOR_AUTHENSOR
-    } else if conditions {
-        FORMAT_MINOR_CONDITIONS
-    } else {
-        FORMAT_MINOR
-    };
-
-    let table_end = HEADER_LEN + sections.len() * ENTRY_LEN;
-    let mut out = vec![0u8; table_end];
-    let mut entries = Vec::with_capacity(sections.len());
-    for (kind, align, bytes) in &sections {
-        let a = *align as usize;
-        while out.len() % a != 0 {
-            out.push(0);
-        }
-        let offset = out.len() as u64;
-        out.extend_from_slice(bytes);
-        entries.push(Section {
-            kind: *kind,
-            align: *align,
-            offset,
-            len: bytes.len() as u64,
-            crc: crc32fast::hash(bytes),
-        });
-    }
-    put(&mut out, 0, &MAGIC);
-    put(&mut out, 8, &BYTE_ORDER_MARK.to_le_bytes());
-    put(&mut out, 12, &FORMAT_MAJOR.to_le_bytes());
-    put(&mut out, 14, &minor.to_le_bytes());
-    put(&mut out, 16, &required.to_le_bytes());
-    put(&mut out, 24, &0u64.to_le_bytes());
-    put(&mut out, 32, &padded::<16>(env!("CARGO_PKG_VERSION")));
-    put(&mut out, 48, &padded::<16>(REGEX_AUTOMATA_VERSION));
-    put(&mut out, 96, &(entries.len() as u32).to_le_bytes());
-    for (i, e) in entries.iter().enumerate() {
-        let at = HEADER_LEN + i * ENTRY_LEN;
-        put(&mut out, at, &e.kind.to_le_bytes());
-        put(&mut out, at + 4, &e.align.to_le_bytes());
-        put(&mut out, at + 8, &e.offset.to_le_bytes());
-        put(&mut out, at + 16, &e.len.to_le_bytes());
-        put(&mut out, at + 24, &e.crc.to_le_bytes());
-    }
-    let revision = revision_of(&out);
-    put(&mut out, 64, revision.as_bytes());
-    let crc = header_crc(&out, table_end);
-    put(&mut out, 100, &crc.to_le_bytes());
-    out
-}
-
-fn put(out: &mut [u8], at: usize, bytes: &[u8]) {
-    if let Some(dst) = out.get_mut(at..at + bytes.len()) {
-        dst.copy_from_slice(bytes);
-    }
-}
-
-fn padded<const N: usize>(s: &str) -> [u8; N] {
-    let mut b = [0u8; N];
-    for (d, s) in b.iter_mut().zip(s.bytes()) {
-        *d = s;
-    }
-    b
-}
-
-/// BLAKE3 of everything but the revision field (64..96) and the header CRC
-/// (100..104).
-fn revision_of(bytes: &[u8]) -> blake3::Hash {
-    let mut h = blake3::Hasher::new();
-    h.update(bytes.get(..64).unwrap_or_default());
-    h.update(bytes.get(96..100).unwrap_or_default());
-    h.update(bytes.get(HEADER_LEN..).unwrap_or_default());
-    h.finalize()
-}
-
-/// CRC-32 of the header's first 100 bytes and the section table.
-fn header_crc(bytes: &[u8], table_end: usize) -> u32 {
+/// CRC-32 of the header's first 100 bytes and the section table: what the
+/// header's last field holds.
+pub fn header_crc(bytes: &[u8], table_end: usize) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(bytes.get(..100).unwrap_or_default());
     h.update(bytes.get(HEADER_LEN..table_end).unwrap_or_default());
@@ -504,7 +456,7 @@ fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
 /// # Errors
 ///
 /// A [`LoadError`] naming the check that failed.
-pub(crate) fn read_conditions(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
+pub fn read_conditions(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
     let h = header(bytes)?;
     if h.required & FEATURE_CONDITIONS == 0 {
         return Err(LoadError::new(
@@ -528,7 +480,7 @@ pub(crate) fn read_conditions(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
 /// # Errors
 ///
 /// A [`LoadError`] naming the check that failed.
-pub(crate) fn read_authensor(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
+pub fn read_authensor(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
     let h = header(bytes)?;
     if h.required & FEATURE_AUTHENSOR == 0 || h.required & FEATURE_CONDITIONS == 0 {
         let what = if h.required & FEATURE_CONDITIONS != 0 {
@@ -545,7 +497,7 @@ pub(crate) fn read_authensor(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
 }
 
 /// A condition program's header check failure, as a load error.
-pub(crate) fn layout_error(message: String) -> LoadError {
+pub fn layout_error(message: String) -> LoadError {
     LoadError::new(LoadErrorKind::Layout, message)
 }
 
@@ -755,9 +707,9 @@ pub struct Inspection {
     /// The artifact's length in bytes.
     pub len: usize,
     /// What applies when no rule decides.
-    pub default: crate::Decision,
+    pub default: Decision,
     /// The sources, in merge order.
-    pub sources: Vec<crate::Source>,
+    pub sources: Vec<Source>,
     /// Firing rules per list (deny, ask, allow), carve-outs, withheld rules.
     pub counts: RuleCounts,
     /// The tools the tables know.
@@ -824,9 +776,9 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, LoadError> {
                 c.carve_outs += 1;
             } else {
                 match r.list() {
-                    crate::List::Deny => c.deny += 1,
-                    crate::List::Ask => c.ask += 1,
-                    crate::List::Allow => c.allow += 1,
+                    List::Deny => c.deny += 1,
+                    List::Ask => c.ask += 1,
+                    List::Allow => c.allow += 1,
                 }
             }
         };
@@ -847,7 +799,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, LoadError> {
         }
     }
     let sources = (0..p.n_sources().min(p.n_words()))
-        .map(|i| crate::Source {
+        .map(|i| Source {
             name: p.source_name(i).to_string(),
             rank: p.source_rank(i),
             trusted: p.source_trusted(i),

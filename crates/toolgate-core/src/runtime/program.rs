@@ -10,8 +10,15 @@
 //! Every read is bounds-checked: a read outside the buffer gives [`NONE`] (or
 //! an empty string), never a panic. The layout is documented record by record
 //! below and in `spec/artifact.md`.
+//!
+//! The offsets and accessors are public because the compiler (`toolgate`)
+//! writes the same layout this module reads; they are the one interface
+//! between the two crates. Each group of offsets is documented by the
+//! comment of its record and field by field in `spec/artifact.md`, which is
+//! why the lint for a doc comment on every item is lifted here alone.
+#![allow(missing_docs)]
 
-use crate::policy::List;
+use crate::decision::List;
 use crate::registry::{MatcherKind, Splitter};
 use regex_automata::dfa::dense;
 use std::borrow::Cow;
@@ -21,73 +28,73 @@ use std::sync::Arc;
 pub const NONE: u32 = u32::MAX;
 
 // Header: word offsets of the header fields.
-pub(crate) const H_MAGIC: u32 = 0;
-pub(crate) const H_N_RULES: u32 = 1;
-pub(crate) const H_RULES: u32 = 2;
-pub(crate) const H_N_FIRE: u32 = 3;
-pub(crate) const H_N_DENY: u32 = 4;
-pub(crate) const H_N_ASK: u32 = 5;
-pub(crate) const H_N_SOURCES: u32 = 6;
-pub(crate) const H_SOURCES: u32 = 7;
-pub(crate) const H_N_TOOLS: u32 = 8;
-pub(crate) const H_TOOLS: u32 = 9;
-pub(crate) const H_TOOL_HASH: u32 = 10;
-pub(crate) const H_NAME_FM: u32 = 11;
-pub(crate) const H_DEFAULT: u32 = 12;
-pub(crate) const H_N_ALIASES: u32 = 13;
-pub(crate) const H_ALIASES: u32 = 14;
-pub(crate) const H_N_WITHHELD: u32 = 15;
-pub(crate) const H_WITHHELD: u32 = 16;
-pub(crate) const H_N_DFAS: u32 = 17;
+pub const H_MAGIC: u32 = 0;
+pub const H_N_RULES: u32 = 1;
+pub const H_RULES: u32 = 2;
+pub const H_N_FIRE: u32 = 3;
+pub const H_N_DENY: u32 = 4;
+pub const H_N_ASK: u32 = 5;
+pub const H_N_SOURCES: u32 = 6;
+pub const H_SOURCES: u32 = 7;
+pub const H_N_TOOLS: u32 = 8;
+pub const H_TOOLS: u32 = 9;
+pub const H_TOOL_HASH: u32 = 10;
+pub const H_NAME_FM: u32 = 11;
+pub const H_DEFAULT: u32 = 12;
+pub const H_N_ALIASES: u32 = 13;
+pub const H_ALIASES: u32 = 14;
+pub const H_N_WITHHELD: u32 = 15;
+pub const H_WITHHELD: u32 = 16;
+pub const H_N_DFAS: u32 = 17;
 /// Words in the header.
-pub(crate) const HDR_WORDS: u32 = 20;
+pub const HDR_WORDS: u32 = 20;
 /// The first header word: `TGP1` little-endian.
-pub(crate) const PROGRAM_MAGIC: u32 = u32::from_le_bytes(*b"TGP1");
+pub const PROGRAM_MAGIC: u32 = u32::from_le_bytes(*b"TGP1");
 
 /// Rule record: text, tool, spec, note (offset and length in `bytes`), source
 /// index, flags.
-pub(crate) const RULE_WORDS: u32 = 10;
-pub(crate) const R_TEXT: u32 = 0;
-pub(crate) const R_TOOL: u32 = 2;
-pub(crate) const R_NOTE: u32 = 6;
-pub(crate) const R_SOURCE: u32 = 8;
-pub(crate) const R_FLAGS: u32 = 9;
+pub const RULE_WORDS: u32 = 10;
+pub const R_TEXT: u32 = 0;
+pub const R_TOOL: u32 = 2;
+pub const R_NOTE: u32 = 6;
+pub const R_SOURCE: u32 = 8;
+pub const R_FLAGS: u32 = 9;
 /// Rule flags: the list in the low two bits (0 deny, 1 ask, 2 allow).
-pub(crate) const F_LIST_MASK: u32 = 0b11;
-pub(crate) const F_BARE: u32 = 1 << 2;
-pub(crate) const F_CARVE: u32 = 1 << 3;
-pub(crate) const F_GLOB: u32 = 1 << 4;
-pub(crate) const F_CITE_NOTE: u32 = 1 << 5;
-pub(crate) const F_HAS_NOTE: u32 = 1 << 6;
+pub const F_LIST_MASK: u32 = 0b11;
+pub const F_BARE: u32 = 1 << 2;
+pub const F_CARVE: u32 = 1 << 3;
+pub const F_GLOB: u32 = 1 << 4;
+pub const F_CITE_NOTE: u32 = 1 << 5;
+pub const F_HAS_NOTE: u32 = 1 << 6;
 
 /// Source record: name, path, hash (offset and length), rank (low and high
 /// words), flags.
-pub(crate) const SOURCE_WORDS: u32 = 9;
-pub(crate) const S_NAME: u32 = 0;
-pub(crate) const S_PATH: u32 = 2;
-pub(crate) const S_HASH: u32 = 4;
-pub(crate) const S_RANK: u32 = 6;
-pub(crate) const S_FLAGS: u32 = 8;
-pub(crate) const SF_TRUSTED: u32 = 1;
+pub const SOURCE_WORDS: u32 = 9;
+pub const S_NAME: u32 = 0;
+pub const S_PATH: u32 = 2;
+pub const S_HASH: u32 = 4;
+pub const S_RANK: u32 = 6;
+pub const S_FLAGS: u32 = 8;
+pub const SF_TRUSTED: u32 = 1;
 
 /// Tool record: name, field, kind name, splitter name (offset and length;
 /// length `NONE` for absent), the always-firing rule list (offset and length
 /// in words), the field matcher of its rules and of its carve-outs.
-pub(crate) const TOOL_WORDS: u32 = 12;
-pub(crate) const T_NAME: u32 = 0;
-pub(crate) const T_FIELD: u32 = 2;
-pub(crate) const T_KIND: u32 = 4;
-pub(crate) const T_SPLIT: u32 = 6;
-pub(crate) const T_ALWAYS: u32 = 8;
-pub(crate) const T_RULES_FM: u32 = 10;
-pub(crate) const T_CARVE_FM: u32 = 11;
+pub const TOOL_WORDS: u32 = 12;
+pub const T_NAME: u32 = 0;
+pub const T_FIELD: u32 = 2;
+pub const T_KIND: u32 = 4;
+pub const T_SPLIT: u32 = 6;
+pub const T_ALWAYS: u32 = 8;
+pub const T_RULES_FM: u32 = 10;
+pub const T_CARVE_FM: u32 = 11;
 
 /// Field matcher record: trie root (`NONE` when empty), callback list
 /// (offset, length: triples of rule id and spec offset and length), DFA list
 /// (offset, length: pairs of DFA index and pattern-to-rule map offset).
-pub(crate) const FM_ROOT: u32 = 0;
-pub(crate) const FM_CB: u32 = 1;
-pub(crate) const FM_DFA: u32 = 3;
+pub const FM_ROOT: u32 = 0;
+pub const FM_CB: u32 = 1;
+pub const FM_DFA: u32 = 3;
 
 /// Trie node: edges (the offset of their labels in `bytes`, sorted, and
 /// their count), the offset of their targets (one word each, in the order of
@@ -96,16 +103,16 @@ pub(crate) const FM_DFA: u32 = 3;
 /// and the tail: the bytes (offset and length in `bytes`) the walk consumes
 /// after the edge that led here, in the order it consumes them, standing for
 /// a chain of nodes with one edge and nothing else.
-pub(crate) const NODE_WORDS: u32 = 8;
-pub(crate) const N_EDGES: u32 = 0;
-pub(crate) const N_TARGETS: u32 = 2;
-pub(crate) const N_PAY: u32 = 3;
-pub(crate) const N_SUB: u32 = 5;
-pub(crate) const N_TAIL: u32 = 6;
+pub const NODE_WORDS: u32 = 8;
+pub const N_EDGES: u32 = 0;
+pub const N_TARGETS: u32 = 2;
+pub const N_PAY: u32 = 3;
+pub const N_SUB: u32 = 5;
+pub const N_TAIL: u32 = 6;
 
 /// Alias record: name (offset and length), tools (offset and count of
 /// `[offset, length]` pairs).
-pub(crate) const ALIAS_WORDS: u32 = 4;
+pub const ALIAS_WORDS: u32 = 4;
 
 /// A DFA the program's regular-expression patterns were compiled into.
 #[derive(Clone, Debug)]
@@ -119,19 +126,19 @@ pub enum Dfa<'a> {
 /// Compiled tables: what the runtime decides with.
 #[derive(Clone, Debug)]
 pub struct Program<'a> {
-    pub(crate) words: Cow<'a, [u32]>,
-    pub(crate) bytes: Cow<'a, [u8]>,
-    pub(crate) dfas: Vec<Dfa<'a>>,
+    pub words: Cow<'a, [u32]>,
+    pub bytes: Cow<'a, [u8]>,
+    pub dfas: Vec<Dfa<'a>>,
     /// The matcher kind of each tool record, resolved from the registry:
     /// what the callback path calls.
-    pub(crate) kinds: Vec<Option<Arc<dyn MatcherKind>>>,
+    pub kinds: Vec<Option<Arc<dyn MatcherKind>>>,
     /// The splitter of each tool record, resolved from the registry.
-    pub(crate) splitters: Vec<Option<Arc<dyn Splitter>>>,
+    pub splitters: Vec<Option<Arc<dyn Splitter>>>,
 }
 
 /// A rule as the runtime reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RuleView {
+pub struct RuleView {
     pub flags: u32,
     pub source: u32,
 }
@@ -173,7 +180,7 @@ impl<'a> Program<'a> {
 
     /// The tables as slices, with the hot header fields decoded.
     #[inline]
-    pub(crate) fn view(&self) -> View<'_> {
+    pub fn view(&self) -> View<'_> {
         View {
             words: &self.words,
             bytes: &self.bytes,
@@ -189,24 +196,24 @@ impl<'a> Program<'a> {
 
     /// Word `i`, or [`NONE`] outside the buffer.
     #[inline]
-    pub(crate) fn w(&self, i: u32) -> u32 {
+    pub fn w(&self, i: u32) -> u32 {
         self.words.get(i as usize).copied().unwrap_or(NONE)
     }
 
     /// The number of words.
-    pub(crate) fn n_words(&self) -> u32 {
+    pub fn n_words(&self) -> u32 {
         u32::try_from(self.words.len()).unwrap_or(NONE)
     }
 
     /// Header field `h`.
     #[inline]
-    pub(crate) fn h(&self, h: u32) -> u32 {
+    pub fn h(&self, h: u32) -> u32 {
         self.w(h)
     }
 
     /// The string at `off` with `len` bytes, or `""` when out of range or not
     /// UTF-8.
-    pub(crate) fn s(&self, off: u32, len: u32) -> &str {
+    pub fn s(&self, off: u32, len: u32) -> &str {
         if len == NONE {
             return "";
         }
@@ -218,20 +225,20 @@ impl<'a> Program<'a> {
     }
 
     /// The string whose offset is word `i` and length word `i.wrapping_add(1)`.
-    pub(crate) fn ws(&self, i: u32) -> &str {
+    pub fn ws(&self, i: u32) -> &str {
         self.s(self.w(i), self.w(i.wrapping_add(1)))
     }
 
     /// Whether the string field at words `i`, `i.wrapping_add(1)` is present.
-    pub(crate) fn has(&self, i: u32) -> bool {
+    pub fn has(&self, i: u32) -> bool {
         self.w(i.wrapping_add(1)) != NONE
     }
 
-    pub(crate) fn n_rules(&self) -> u32 {
+    pub fn n_rules(&self) -> u32 {
         self.h(H_N_RULES)
     }
 
-    pub(crate) fn n_fire(&self) -> u32 {
+    pub fn n_fire(&self) -> u32 {
         self.h(H_N_FIRE)
     }
 
@@ -241,7 +248,7 @@ impl<'a> Program<'a> {
     }
 
     #[inline]
-    pub(crate) fn rule(&self, id: u32) -> RuleView {
+    pub fn rule(&self, id: u32) -> RuleView {
         let at = self.rule_at(id);
         RuleView {
             flags: self.w(at.wrapping_add(R_FLAGS)),
@@ -249,21 +256,21 @@ impl<'a> Program<'a> {
         }
     }
 
-    pub(crate) fn rule_text(&self, id: u32) -> &str {
+    pub fn rule_text(&self, id: u32) -> &str {
         self.ws(self.rule_at(id).wrapping_add(R_TEXT))
     }
 
-    pub(crate) fn rule_tool(&self, id: u32) -> &str {
+    pub fn rule_tool(&self, id: u32) -> &str {
         self.ws(self.rule_at(id).wrapping_add(R_TOOL))
     }
 
-    pub(crate) fn rule_note(&self, id: u32) -> Option<&str> {
+    pub fn rule_note(&self, id: u32) -> Option<&str> {
         let at = self.rule_at(id);
         (self.w(at.wrapping_add(R_FLAGS)) & F_HAS_NOTE != 0)
             .then(|| self.ws(at.wrapping_add(R_NOTE)))
     }
 
-    pub(crate) fn rule_cites_note(&self, id: u32) -> bool {
+    pub fn rule_cites_note(&self, id: u32) -> bool {
         self.w(self.rule_at(id).wrapping_add(R_FLAGS)) & F_CITE_NOTE != 0
     }
 
@@ -272,69 +279,69 @@ impl<'a> Program<'a> {
         self.h(H_SOURCES).wrapping_add(i.wrapping_mul(SOURCE_WORDS))
     }
 
-    pub(crate) fn n_sources(&self) -> u32 {
+    pub fn n_sources(&self) -> u32 {
         self.h(H_N_SOURCES)
     }
 
-    pub(crate) fn source_name(&self, i: u32) -> &str {
+    pub fn source_name(&self, i: u32) -> &str {
         self.ws(self.source_at(i).wrapping_add(S_NAME))
     }
 
-    pub(crate) fn source_path(&self, i: u32) -> &str {
+    pub fn source_path(&self, i: u32) -> &str {
         self.ws(self.source_at(i).wrapping_add(S_PATH))
     }
 
-    pub(crate) fn source_hash(&self, i: u32) -> &str {
+    pub fn source_hash(&self, i: u32) -> &str {
         self.ws(self.source_at(i).wrapping_add(S_HASH))
     }
 
     #[inline]
-    pub(crate) fn source_rank(&self, i: u32) -> i64 {
+    pub fn source_rank(&self, i: u32) -> i64 {
         let at = self.source_at(i).wrapping_add(S_RANK);
         let lo = u64::from(self.w(at));
         let hi = u64::from(self.w(at.wrapping_add(1)));
         ((hi << 32) | lo) as i64
     }
 
-    pub(crate) fn source_trusted(&self, i: u32) -> bool {
+    pub fn source_trusted(&self, i: u32) -> bool {
         self.w(self.source_at(i).wrapping_add(S_FLAGS)) & SF_TRUSTED != 0
     }
 
-    pub(crate) fn n_tools(&self) -> u32 {
+    pub fn n_tools(&self) -> u32 {
         self.h(H_N_TOOLS)
     }
 
     #[inline]
-    pub(crate) fn tool_at(&self, i: u32) -> u32 {
+    pub fn tool_at(&self, i: u32) -> u32 {
         self.h(H_TOOLS).wrapping_add(i.wrapping_mul(TOOL_WORDS))
     }
 
-    pub(crate) fn tool_name(&self, i: u32) -> &str {
+    pub fn tool_name(&self, i: u32) -> &str {
         self.ws(self.tool_at(i).wrapping_add(T_NAME))
     }
 
-    pub(crate) fn tool_field(&self, i: u32) -> Option<&str> {
+    pub fn tool_field(&self, i: u32) -> Option<&str> {
         let at = self.tool_at(i).wrapping_add(T_FIELD);
         self.has(at).then(|| self.ws(at))
     }
 
-    pub(crate) fn tool_kind(&self, i: u32) -> Option<&str> {
+    pub fn tool_kind(&self, i: u32) -> Option<&str> {
         let at = self.tool_at(i).wrapping_add(T_KIND);
         self.has(at).then(|| self.ws(at))
     }
 
-    pub(crate) fn tool_split(&self, i: u32) -> Option<&str> {
+    pub fn tool_split(&self, i: u32) -> Option<&str> {
         let at = self.tool_at(i).wrapping_add(T_SPLIT);
         self.has(at).then(|| self.ws(at))
     }
 
     /// The index of the tool record named `name`.
     #[inline]
-    pub(crate) fn find_tool(&self, name: &str) -> Option<u32> {
+    pub fn find_tool(&self, name: &str) -> Option<u32> {
         self.view().find_tool(name)
     }
 
-    pub(crate) fn default_decision(&self) -> crate::Decision {
+    pub fn default_decision(&self) -> crate::Decision {
         match self.h(H_DEFAULT) {
             0 => crate::Decision::Allow,
             1 => crate::Decision::Ask,
@@ -343,7 +350,7 @@ impl<'a> Program<'a> {
     }
 
     /// The alias table: rule name and the tools it stands for.
-    pub(crate) fn aliases(&self) -> Vec<(String, Vec<String>)> {
+    pub fn aliases(&self) -> Vec<(String, Vec<String>)> {
         let n = self.h(H_N_ALIASES).min(self.n_words());
         let base = self.h(H_ALIASES);
         (0..n)
@@ -361,7 +368,7 @@ impl<'a> Program<'a> {
     }
 
     /// The withheld rules: (text, source index).
-    pub(crate) fn withheld(&self) -> Vec<(String, u32)> {
+    pub fn withheld(&self) -> Vec<(String, u32)> {
         let n = self.h(H_N_WITHHELD).min(self.n_words());
         let base = self.h(H_WITHHELD);
         (0..n)
@@ -381,7 +388,7 @@ impl<'a> Program<'a> {
 /// the two halves of the result folded. Fixed, so that tables are the same
 /// bytes whatever the process, and cheap on the short names tools have.
 #[inline]
-pub(crate) fn name_hash(bytes: &[u8]) -> u32 {
+pub fn name_hash(bytes: &[u8]) -> u32 {
     let mut h: u64 = bytes.len() as u64;
     for chunk in bytes.chunks(8) {
         let mut w = [0u8; 8];
@@ -396,7 +403,7 @@ pub(crate) fn name_hash(bytes: &[u8]) -> u32 {
 /// The tables of a program borrowed as plain slices, with the header fields
 /// the hot path reads decoded once: what a decision walks.
 #[derive(Clone, Copy)]
-pub(crate) struct View<'p> {
+pub struct View<'p> {
     pub words: &'p [u32],
     pub bytes: &'p [u8],
     pub n_fire: u32,

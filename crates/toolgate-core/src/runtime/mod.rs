@@ -11,7 +11,7 @@
 //! `compile` or `reference`. It never panics on any program that loaded, and
 //! every error on the decision side ends in a deny.
 
-pub(crate) mod eval;
+pub mod eval;
 pub mod program;
 
 pub use program::Program;

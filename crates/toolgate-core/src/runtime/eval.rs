@@ -22,12 +22,18 @@
 //! the last `*`; middle pieces, when a glob has any, are verified. Patterns
 //! that lower to regular expressions are DFAs walked once each.
 
+//!
+//! Public only for the condition programs the compiler crate evaluates over
+//! the same walkers and budget; the items are that crate's interface, not an
+//! embedder's, so the doc-comment lint is lifted here.
+#![allow(missing_docs)]
+
 use super::program::*;
 use regex_automata::dfa::Automaton;
 use regex_automata::{Anchored, Input};
 
 /// What receives the candidates of a walk.
-pub(crate) trait Sink {
+pub trait Sink {
     /// Whether a candidate `id` could still change the result; `false` skips
     /// its verification.
     fn wants(&self, id: u32) -> bool;
@@ -71,13 +77,13 @@ fn seek(from: u32, n: u32, target: u32, ids: impl Fn(u32) -> u32) -> u32 {
 /// and resealed (overlapping lists) can exhaust it, and then the subject is
 /// denied rather than decided on a walk of unbounded cost.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub struct Budget {
     left: std::cell::Cell<u64>,
     out: std::cell::Cell<bool>,
 }
 
 impl Budget {
-    pub(crate) fn new(words: u64, value_len: u64) -> Budget {
+    pub fn new(words: u64, value_len: u64) -> Budget {
         let v = value_len.saturating_add(1);
         Budget {
             left: std::cell::Cell::new(
@@ -90,7 +96,7 @@ impl Budget {
         }
     }
 
-    pub(crate) fn spend(&self, units: u64) -> bool {
+    pub fn spend(&self, units: u64) -> bool {
         let left = self.left.get();
         if left < units {
             self.left.set(0);
@@ -102,29 +108,22 @@ impl Budget {
     }
 
     /// Whether the budget ran out.
-    pub(crate) fn exhausted(&self) -> bool {
+    pub fn exhausted(&self) -> bool {
         self.out.get()
     }
 }
 
 /// Calls a matcher kind for a specifier the compiler could not lower.
-pub(crate) type Callback<'c> = &'c dyn Fn(u32, &str, &str) -> bool;
+pub type Callback<'c> = &'c dyn Fn(u32, &str, &str) -> bool;
 
 impl Program<'_> {
     /// Walks the field matcher at `fm` over `value`.
-    pub(crate) fn walk(
-        &self,
-        fm: u32,
-        tool: u32,
-        value: &str,
-        sink: &mut impl Sink,
-        cb: Callback<'_>,
-    ) {
+    pub fn walk(&self, fm: u32, tool: u32, value: &str, sink: &mut impl Sink, cb: Callback<'_>) {
         self.view().walk(&self.dfas, fm, tool, value, sink, cb);
     }
 
     /// Offers every id of the always-firing list of tool record `tool`.
-    pub(crate) fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
+    pub fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
         self.view().offer_always(tool, sink);
     }
 }
@@ -168,7 +167,7 @@ fn fields(node: &Node) -> Fields {
 impl<'p> View<'p> {
     /// Walks the field matcher at `fm` over `value`: its trie, its callbacks
     /// and its DFAs.
-    pub(crate) fn walk(
+    pub fn walk(
         &self,
         dfas: &[Dfa<'_>],
         fm: u32,
@@ -251,7 +250,7 @@ impl<'p> View<'p> {
     }
 
     /// Offers every id of the always-firing list of tool record `tool`.
-    pub(crate) fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
+    pub fn offer_always(&self, tool: u32, sink: &mut impl Sink) {
         let Some(rec) = self.tool(tool) else { return };
         let (off, n) = match rec.get(T_ALWAYS as usize..T_ALWAYS as usize + 2) {
             Some(&[off, n]) => (off as usize, n as usize),
@@ -476,7 +475,7 @@ impl<'p> View<'p> {
 }
 
 /// The carve-out pass: the highest rank of a matching carve-out, per list.
-pub(crate) struct CarveSink<'p, 'b> {
+pub struct CarveSink<'p, 'b> {
     pub view: View<'p>,
     pub max: &'b mut [Option<i64>; 3],
     pub budget: &'b Budget,
@@ -504,13 +503,13 @@ impl Sink for CarveSink<'_, '_> {
 /// A grant set whose allow list fires for the subject: its rank and source
 /// name, which shadow the ask rules of other sources ranked no higher.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Allowing<'s> {
+pub struct Allowing<'s> {
     pub rank: i64,
     pub name: &'s str,
 }
 
 /// The rule pass: the first accepted rule of each list.
-pub(crate) struct RuleSink<'p, 'b> {
+pub struct RuleSink<'p, 'b> {
     pub view: View<'p>,
     pub budget: &'b Budget,
     pub carve: &'b [Option<i64>; 3],
@@ -522,7 +521,7 @@ pub(crate) struct RuleSink<'p, 'b> {
 }
 
 impl<'p, 'b> RuleSink<'p, 'b> {
-    pub(crate) fn new(
+    pub fn new(
         view: View<'p>,
         budget: &'b Budget,
         carve: &'b [Option<i64>; 3],

@@ -12,8 +12,11 @@
 //! [`Lowering::Callback`]; the runtime then calls [`MatcherKind::matches`]
 //! for each such rule, a documented slow path.
 //!
-//! Depends on `call`. The reference evaluator implements the built-in kinds on
-//! its own and uses a kind's `matches` only for kinds it does not know.
+//! Depends on `call` only. The table of what is registered lives here; the
+//! built-in kinds and splitters are the compiler crate's (`toolgate::builtins`),
+//! so that this crate knows no implementation. The reference evaluator
+//! implements the built-in kinds on its own and uses a kind's `matches` only
+//! for kinds it does not know.
 
 use crate::call::{Args, Subject};
 use std::borrow::Cow;
@@ -115,64 +118,16 @@ pub trait Splitter: Send + Sync + fmt::Debug {
     fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, String>;
 }
 
-/// agentpolicy's PrefixMatcher: `<prefix>:*` matches values starting with the
-/// prefix; any other specifier matches the value exactly (a `*` elsewhere is
-/// literal).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct PrefixKind;
-
-impl MatcherKind for PrefixKind {
-    fn name(&self) -> &str {
-        "prefix"
-    }
-
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
-        Ok(Lowering::Patterns(vec![match spec.strip_suffix(":*") {
-            Some(p) => Pattern::Prefix(p.to_string()),
-            None => Pattern::Exact(spec.to_string()),
-        }]))
-    }
-
-    fn matches(&self, spec: &str, value: &str) -> bool {
-        crate::reference::prefix_matches(spec, value)
-    }
-}
-
-/// agentpolicy's GlobMatcher: `*` is any run of characters, and a trailing
-/// `:*` is a wildcard at a word boundary (`ls:*` is `ls` or `ls *`).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct GlobKind;
-
-impl MatcherKind for GlobKind {
-    fn name(&self) -> &str {
-        "glob"
-    }
-
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
-        let patterns = match spec.strip_suffix(":*") {
-            Some("") => vec![Pattern::Any],
-            Some(p) => vec![
-                Pattern::Glob(p.to_string()),
-                Pattern::Glob(format!("{p} *")),
-            ],
-            None => vec![Pattern::Glob(spec.to_string())],
-        };
-        Ok(Lowering::Patterns(patterns))
-    }
-
-    fn matches(&self, spec: &str, value: &str) -> bool {
-        crate::reference::glob_spec_matches(spec, value)
-    }
-}
-
 /// The kinds and splitters a policy may name.
 ///
+/// This crate registers nothing itself: the built-in kinds and splitters
+/// live with the compiler (`toolgate::builtins::registry()`), and a host
+/// that decides from an artifact registers the ones its tables name.
+///
 /// ```
-/// use toolgate::Registry;
-/// let r = Registry::builtin();
-/// assert!(r.kind("prefix").is_some() && r.kind("glob").is_some());
-/// assert!(r.kind("path").is_some() && r.kind("domain").is_some());
-/// assert!(r.kind("regex").is_none());
+/// use toolgate_core::Registry;
+/// let r = Registry::default();
+/// assert!(r.kind("prefix").is_none() && r.kind_names().is_empty());
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
@@ -181,28 +136,6 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in kinds, `prefix` and `glob`, Claude Code's
-    /// `claude-bash`, `path` (with no home directory) and `domain`
-    /// ([`crate::kinds`]); the splitter `shell`
-    /// ([`crate::shell::ShellSplitter`] with its default configuration) and
-    /// `claude-shell` ([`crate::claude::ClaudeShellSplitter`]), the same
-    /// splitter routing redirect targets and the file operands of the
-    /// programs it knows to Claude Code's `Edit` and `Read` tools.
-    pub fn builtin() -> Registry {
-        let mut r = Registry::default();
-        r.add_kind(Arc::new(PrefixKind));
-        r.add_kind(Arc::new(GlobKind));
-        r.add_kind(Arc::new(crate::kinds::ClaudeBashKind));
-        r.add_kind(Arc::new(crate::kinds::PathKind::new()));
-        r.add_kind(Arc::new(crate::kinds::DomainKind));
-        r.add_splitter("shell", Arc::new(crate::shell::ShellSplitter::default()));
-        r.add_splitter(
-            "claude-shell",
-            Arc::new(crate::claude::ClaudeShellSplitter::default()),
-        );
-        r
-    }
-
     /// Registers a kind under its own name, replacing one of that name.
     pub fn add_kind(&mut self, kind: Arc<dyn MatcherKind>) -> &mut Registry {
         self.kinds.insert(kind.name().to_string(), kind);

@@ -19,7 +19,7 @@ use std::fmt::Write;
 /// points as they are, where Go would escape them.
 ///
 /// ```
-/// use toolgate::quote::go_quote;
+/// use toolgate_core::quote::go_quote;
 /// assert_eq!(go_quote("rm -rf /"), r#""rm -rf /""#);
 /// assert_eq!(go_quote("a\tb\"\u{a0}é"), r#""a\tb\"\u00a0é""#);
 /// ```

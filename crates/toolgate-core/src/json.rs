@@ -18,7 +18,7 @@ use std::fmt;
 /// serde_json's message, with its line and column, or `duplicate key `k``.
 ///
 /// ```
-/// use toolgate::json::parse_strict;
+/// use toolgate_core::json::parse_strict;
 /// assert!(parse_strict(r#"{"a": 1, "b": [1, {"c": 2}]}"#).is_ok());
 /// let err = parse_strict(r#"{"a": {"c": 1, "c": 2}}"#).unwrap_err();
 /// assert!(err.contains("duplicate key `c`"), "{err}");
@@ -155,7 +155,7 @@ pub struct Members {
 /// As [`parse_strict`].
 ///
 /// ```
-/// use toolgate::json::scan_members;
+/// use toolgate_core::json::scan_members;
 /// let m = scan_members(r#"{"command": "ls", "n": 1, "o": {"a": [1, {"b": 2}]}}"#).unwrap();
 /// assert!(m.object);
 /// assert_eq!(m.members[0].1.as_deref(), Some("ls"));
@@ -426,7 +426,7 @@ mod scan_tests {
 /// JSON.
 ///
 /// ```
-/// use toolgate::json::locate;
+/// use toolgate_core::json::locate;
 /// let text = r#"[{"id": "p", "rules": [{"effect": "permit"}]}]"#;
 /// let (start, end) = locate(text, "[0].rules[0].effect").unwrap();
 /// assert_eq!(&text[start..end], "\"permit\"");
