@@ -13,8 +13,9 @@ authensor:    pseudo-random byte strings, and eight seed bytes followed by
               mode 1 and the policies, or mode 0 and an envelope, of every
               case of testdata/authensor/ and of examples/authensor.json
               and examples/envelopes.jsonl (see the target's doc);
-shell:        every `command` argument of the calls of testdata/, and
-              `g:` with eight bytes seeding the command generator.
+shell:        every `command` argument of the calls of testdata/, the
+              inputs it found (testdata/regressions/shell/, as they are),
+              and `g:` with eight bytes seeding the command generator.
 """
 import hashlib
 import json
@@ -156,6 +157,10 @@ def main():
         for _ in range(64):
             n = rng.choice([64, 256, 1024, 2048])
             put(target, bytes(rng.getrandbits(8) for _ in range(n)))
+    found = os.path.join(ROOT, "testdata", "regressions", "shell")
+    if os.path.isdir(found):
+        for n in sorted(os.listdir(found)):
+            put("shell", open(os.path.join(found, n), "rb").read())
     # The shell target's generated commands: `g:` and a seed.
     for _ in range(64):
         put("shell", b"g:" + bytes(rng.getrandbits(8) for _ in range(8)))

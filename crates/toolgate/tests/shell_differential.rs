@@ -63,3 +63,60 @@ fn every_simple_command_brush_finds_is_a_subject() {
         "the splitter refused {errors} of {parsed}"
     );
 }
+
+/// Inputs the shell fuzz target found, compared as it compares them: brush
+/// must parse each (or the case tests nothing) and every simple command it
+/// finds must have a piece.
+#[test]
+fn fuzz_findings_are_covered() {
+    let cfg = ShellConfig::default();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/regressions/shell");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "no findings in {}", dir.display());
+    for path in names {
+        let cmd = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+        match check(&cmd, &cfg) {
+            Outcome::Compared { missing, .. } => {
+                assert!(
+                    missing.is_empty(),
+                    "{}: no subject for {missing:?}",
+                    path.display()
+                );
+            }
+            Outcome::BrushRejects => panic!("{}: brush does not parse it", path.display()),
+            Outcome::SplitterRefuses(m) => {
+                panic!("{}: the splitter refuses it: {m}", path.display())
+            }
+        }
+    }
+}
+
+/// The class of the first finding: a line continuation inside an
+/// assignment's name, with and without a byte-order mark after `&&`.
+#[test]
+fn assignments_across_line_continuations_are_covered() {
+    let cfg = ShellConfig::default();
+    for cmd in [
+        "FO\\\nO=1 rm -rf /",
+        "FOO\\\n=1 rm -rf /",
+        "F\\\nOO+=1 rm x",
+        "a\\\n[1]=x rm x",
+        "A=1 B\\\nC=2 rm x",
+        "r\\\nm=it add -A",
+        "git add -A && FO\\\nO=1 rm -rf /",
+        "r\\\nm=it add -A &&\u{feff} x",
+        "git add -A && \u{feff}",
+        "git add -A &&\u{feff} rm -rf /",
+    ] {
+        match check(cmd, &cfg) {
+            Outcome::Compared { missing, .. } => {
+                assert!(missing.is_empty(), "{cmd:?}: no subject for {missing:?}");
+            }
+            _ => panic!("{cmd:?}: not compared"),
+        }
+    }
+}

@@ -1830,21 +1830,26 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     self.pos += 1;
                 }
                 b'=' => {
+                    // The name is judged on the value, not the source: bash
+                    // removes line continuations before it looks for an
+                    // assignment (`FO\⏎O=1 rm` runs `rm`), and with no quote
+                    // or expansion the value is the source without them.
+                    let lhs = self.out.buf.as_bytes().get(v0..).unwrap_or(&[]);
+                    let assign =
+                        !eq_seen && f & (QUOTED | PARAM | SUBST | ARITH) == 0 && is_assign_lhs(lhs);
+                    eq_seen = true;
                     self.out.buf.push('=');
                     self.pos += 1;
-                    if !eq_seen {
-                        eq_seen = true;
-                        let lhs = self.b.get(r0..self.pos - 1).unwrap_or(&[]);
-                        if f & (QUOTED | PARAM | SUBST | ARITH) == 0 && is_assign_lhs(lhs) {
-                            // A subscript's brackets are not a glob, and an
-                            // assignment's value is never globbed.
-                            f &= !(GLOB | BRACE);
-                            if mode == Mode::Assign {
-                                f |= ASSIGN;
-                            }
-                            if self.b.get(self.pos) == Some(&b'(') {
-                                self.array(&mut f, v0, r0)?;
-                            }
+                    if assign {
+                        // A subscript's brackets are not a glob, and an
+                        // assignment's value is never globbed.
+                        f &= !(GLOB | BRACE);
+                        if mode == Mode::Assign {
+                            f |= ASSIGN;
+                        }
+                        if let (Some(b'('), open) = self.at(self.pos) {
+                            self.pos = open;
+                            self.array(&mut f, v0, r0)?;
                         }
                     }
                 }

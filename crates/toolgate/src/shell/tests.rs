@@ -451,6 +451,49 @@ fn assignments_and_paths() {
     check("~/bin/rm x", &["cmd:~/bin/rm x", "con:rm x [~/bin/rm x]"]);
 }
 
+/// Found by the shell fuzz target (`r\⏎m=it add -A && …`): the name was
+/// read from the source with its line continuation, so `FO\⏎O=1` was taken
+/// for the program and a deny on `rm` missed what bash runs.
+#[test]
+fn assignments_across_line_continuations() {
+    check(
+        "FO\\\nO=1 rm -rf /",
+        &["cmd:FOO=1 rm -rf /", "con:rm -rf / [FOO=1 rm -rf /]"],
+    );
+    check(
+        "FOO\\\n=1 rm -rf /",
+        &["cmd:FOO=1 rm -rf /", "con:rm -rf / [FOO=1 rm -rf /]"],
+    );
+    check(
+        "F\\\nOO+=1 rm x",
+        &["cmd:FOO+=1 rm x", "con:rm x [FOO+=1 rm x]"],
+    );
+    check(
+        "a\\\n[1]=x rm x",
+        &["cmd:a[1]=x rm x", "con:rm x [a[1]=x rm x]"],
+    );
+    check(
+        "FOO=1 B\\\nAR=2 rm x",
+        &["cmd:FOO=1 BAR=2 rm x", "con:rm x [FOO=1 BAR=2 rm x]"],
+    );
+    check(
+        "r\\\nm=it add -A",
+        &["cmd:rm=it add -A", "con:add -A [rm=it add -A]"],
+    );
+    // An array assignment keeps its text as written.
+    check(
+        "A\\\n=(x) rm x",
+        &["cmd:A\\\n=(x) rm x", "con:rm x [A\\\n=(x) rm x]"],
+    );
+    check(
+        "A=\\\n(x) rm x",
+        &["cmd:A=\\\n(x) rm x", "con:rm x [A=\\\n(x) rm x]"],
+    );
+    // Quoting any part of the name still makes the word a program.
+    check("F\\OO=1 rm x", &["cmd:FOO=1 rm x"]);
+    check("F''OO=1 rm x", &["cmd:FOO=1 rm x"]);
+}
+
 #[test]
 fn redirects() {
     check("echo x > out.txt", &["cmd:echo x", "w:out.txt [> out.txt]"]);
@@ -531,6 +574,20 @@ fn unicode() {
     check("ｒｍ x", &["cmd!ｒｍ x"]);
     check("echo é", &["cmd:echo é"]);
     check("ls\r", &["cmd!ls\\u{d}", "con:ls [ls\\u{d}]"]);
+    // A byte-order mark is a word character to bash, like any other
+    // invisible one: `&&\u{feff} rm` runs a program named U+FEFF.
+    check(
+        "git add -A && \u{feff}",
+        &["cmd:git add -A", "cmd!\\u{feff}"],
+    );
+    check(
+        "git add -A &&\u{feff} rm -rf /",
+        &[
+            "cmd:git add -A",
+            "cmd!\\u{feff} rm -rf /",
+            "con:rm -rf / [\\u{feff} rm -rf /]",
+        ],
+    );
     check(
         "echo 'a\nb'",
         &[

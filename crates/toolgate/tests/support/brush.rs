@@ -503,22 +503,48 @@ fn uncovered(found: &[Found], pieces: &[Piece]) -> (Vec<String>, usize) {
             None => left.push(f),
         }
     }
-    let mut missing = Vec::new();
-    let mut cautious = 0;
     // brush reads `time` after `!` (`! time ! rm x`) as a program with
     // arguments; bash reads a keyword, and the splitter a keyword or the
     // wrapper it also is. The pipeline it times is checked by the unit
     // cases, so a `time` left over needs no piece of its own.
-    for f in left.into_iter().filter(|f| f.program != "time") {
+    let left: Vec<&Found> = left.into_iter().filter(|f| f.program != "time").collect();
+    let opaque = |p: &Piece| p.kind == Kind::Command && p.value().is_none();
+    // Any opaque piece covers any one command, so how many are missing does
+    // not depend on the pairing; an opaque piece is first paired with the
+    // command its text names, so that the one reported missing is the one
+    // the splitter has no piece for (`add` in `r\⏎m=it add -A &&\u{feff}`,
+    // not the `\u{feff}` whose opaque piece `add` took).
+    let mut paired = vec![None; left.len()];
+    for (k, f) in left.iter().enumerate() {
+        let names = |p: &Piece| {
+            let text = shown_as_written(&p.text);
+            [p.text.as_str(), text.as_str()].iter().any(|t| {
+                t.strip_prefix(f.program.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+            })
+        };
         let hit = pieces
             .iter()
             .enumerate()
-            .position(|(i, p)| !used[i] && p.kind == Kind::Command && p.value().is_none());
+            .position(|(i, p)| !used[i] && opaque(p) && names(p));
+        if let Some(i) = hit {
+            used[i] = true;
+            paired[k] = Some(i);
+        }
+    }
+    let mut missing = Vec::new();
+    let mut cautious = 0;
+    for (f, hit) in left.iter().zip(paired) {
+        let hit = hit.or_else(|| {
+            let i = pieces
+                .iter()
+                .enumerate()
+                .position(|(i, p)| !used[i] && opaque(p))?;
+            used[i] = true;
+            Some(i)
+        });
         match hit {
-            Some(i) => {
-                used[i] = true;
-                cautious += usize::from(!f.computed);
-            }
+            Some(_) => cautious += usize::from(!f.computed),
             None => missing.push(f.program.clone()),
         }
     }
