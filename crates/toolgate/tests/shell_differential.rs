@@ -70,7 +70,8 @@ fn every_simple_command_brush_finds_is_a_subject() {
 #[test]
 fn fuzz_findings_are_covered() {
     let cfg = ShellConfig::default();
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/regressions/shell");
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("testdata/regressions/shell");
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
