@@ -70,7 +70,6 @@ pub mod kinds;
 pub mod policy;
 pub mod reference;
 pub mod rubric;
-pub mod shell;
 pub mod syntax;
 pub mod testing;
 pub mod workload;
@@ -78,6 +77,8 @@ pub mod workload;
 // The runtime's modules, at the paths they had before the runtime became a
 // crate of its own: the compiler writes what they read.
 pub use toolgate_core::{call, decision, glob, json, quote, registry, runtime};
+/// The shell splitter, a crate of its own (`toolgate-shell`).
+pub use toolgate_shell as shell;
 
 pub use call::{Args, Call, Subject};
 pub use decision::{Decision, RuleRef, Verdict};

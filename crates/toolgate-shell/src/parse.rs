@@ -15,7 +15,7 @@
 //! flagged word in a place that decides what runs as unanalysable.
 
 use super::{ErrorKind, Kind, Piece, ShellConfig, ShellError};
-use crate::quote::is_invisible_or_bidi;
+use toolgate_core::quote::is_invisible_or_bidi;
 
 pub(super) type Res<T> = Result<T, ShellError>;
 

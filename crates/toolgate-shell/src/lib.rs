@@ -3,7 +3,7 @@
 //! agentpolicy leaves splitting a shell command to the host, and every
 //! coding agent that wrote its own splitter has been bypassed through it:
 //! the matcher and the shell disagreed about what would run, or a limit
-//! ended in "allowed". This module is toolgate's splitter, registered as
+//! ended in "allowed". This crate is toolgate's splitter, registered as
 //! `"shell"` (`{"match": "glob", "field": "command", "split": "shell"}`).
 //! `spec/shell.md` states every rule; this is the map.
 //!
@@ -24,22 +24,34 @@
 //! bound: the length, the number of subjects and the depth of nesting are
 //! capped, and every cap ends in an error, which blocks the call.
 //!
-//! Depends on `call`, `registry` (the trait it implements) and `quote`.
+//! Depends on `toolgate-core` alone: `call`, `registry` (the trait it
+//! implements) and `quote`. It can be used without the compiler.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
 mod analyse;
 mod parse;
 #[cfg(test)]
 mod tests;
 
-use crate::call::{Args, Subject};
-use crate::registry::Splitter;
 use serde_json::{Map, Value};
 use std::fmt;
+use toolgate_core::call::{Args, Subject};
+use toolgate_core::registry::Splitter;
 
 /// How a [`ShellSplitter`] reads commands and where it routes redirects.
 ///
 /// ```
-/// use toolgate::shell::{split_command, ShellConfig};
+/// use toolgate_shell::{split_command, ShellConfig};
 /// let cfg = ShellConfig::default();
 /// let pieces = split_command("git status && rm -rf /", &cfg).unwrap();
 /// let values: Vec<_> = pieces.iter().filter_map(|p| p.value()).collect();
@@ -319,7 +331,7 @@ impl ShellError {
 /// and one per redirect target.
 ///
 /// ```
-/// use toolgate::shell::{split_command, Kind, ShellConfig};
+/// use toolgate_shell::{split_command, Kind, ShellConfig};
 /// let cfg = ShellConfig::default();
 /// let p = split_command("FOO=1 /bin/rm -rf / > log", &cfg).unwrap();
 /// let got: Vec<_> = p.iter().map(|p| (p.kind, p.value().unwrap_or("?"))).collect();

@@ -860,7 +860,7 @@ fn quick_path_agrees_with_the_parser() {
         "%",
         "^",
     ];
-    let mut rng = crate::workload::Rng::new(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let mut quick = 0;
     for _ in 0..20_000 {
         let n = 1 + rng.next_u64() % 8;
@@ -953,7 +953,7 @@ fn arbitrary_input_never_panics() {
         "2>&1",
         "> f",
     ];
-    let mut rng = crate::workload::Rng::new(0x1234_5678_9abc_def1);
+    let mut rng = Rng::new(0x1234_5678_9abc_def1);
     for _ in 0..20_000 {
         let n = 1 + rng.next_u64() % 14;
         let cmd: String = (0..n).map(|_| rng.pick_str(&atoms)).collect();
@@ -962,5 +962,27 @@ fn arbitrary_input_never_panics() {
             let units = p.iter().filter(|p| p.kind != Kind::Constraint).count();
             assert!(units <= cfg.max_subjects, "{cmd:?}");
         }
+    }
+}
+
+/// A deterministic generator (xorshift64*) for the generated-command tests:
+/// the seeded workloads live in the testing crate, which depends on this one.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng((seed ^ 0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn pick_str<'x>(&mut self, items: &[&'x str]) -> &'x str {
+        let i = (self.next_u64() % items.len().max(1) as u64) as usize;
+        items.get(i).copied().unwrap_or("")
     }
 }

@@ -21,7 +21,7 @@ use super::parse::{
     is_assign_lhs, snippet, Parser, Res, Word, ASSIGN, COMPUTED, INVIS, ODD, PARAM, SUBST,
 };
 use super::{Kind, Piece};
-use crate::quote::is_invisible_or_bidi;
+use toolgate_core::quote::is_invisible_or_bidi;
 
 /// Programs whose arguments the analysis looks into.
 ///
