@@ -19,13 +19,12 @@
 //! which run.sh turns on when the library has `Engine::from_bytes`.
 #![no_main]
 
-#[path = "../../crates/toolgate/tests/support/reseal.rs"]
-mod reseal;
+use toolgate_testing::reseal;
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use reseal::{reseal, sections};
-use toolgate::testing::{run_engine, setup, Case};
+use toolgate_testing::agentpolicy::{run_engine, setup, Case};
 use toolgate::{Call, Engine, Registry};
 
 /// Runs the case's steps on an engine that loaded: any answer, no panic.

@@ -21,12 +21,11 @@
 //!    the damage and a panic.
 #![no_main]
 
-#[path = "../../crates/toolgate/tests/support/reseal.rs"]
-mod reseal;
+use toolgate_testing::reseal;
 
 use libfuzzer_sys::fuzz_target;
 use reseal::{reseal, sections};
-use toolgate::authensor::generate::{Generator, Shape};
+use toolgate_testing::authensor::{Generator, Shape};
 use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
 

@@ -1,17 +1,17 @@
 //! An arbitrary policy and an arbitrary batch of calls, grant sets and
-//! revocations: every engine of `toolgate::testing::ENGINES` gives the same
+//! revocations: every engine of `toolgate_testing::agentpolicy::ENGINES` gives the same
 //! answers, member for member. A failure prints the minimised case as a
 //! decisions-format conformance file, ready for `testdata/regressions/`.
 //!
 //! The first byte chooses the compiler path: one input in eight runs with
 //! `prefix` and `glob` lowered to callbacks, one in eight with them lowered
 //! to regular expressions (DFAs), the rest with the built-in kinds
-//! (`toolgate::testing::StandIn`; the reference is unchanged).
+//! (`toolgate_testing::agentpolicy::StandIn`; the reference is unchanged).
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use toolgate::testing::{check_case_with, Case, Path, StandIn};
+use toolgate_testing::agentpolicy::{check_case_with, Case, Path, StandIn};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else {

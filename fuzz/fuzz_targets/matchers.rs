@@ -8,7 +8,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use toolgate::testing::{check_matcher, MatcherCase};
+use toolgate_testing::agentpolicy::{check_matcher, MatcherCase};
 
 fn from_text(data: &[u8]) -> Option<MatcherCase> {
     let text = std::str::from_utf8(data.strip_prefix(b"m:")?).ok()?;

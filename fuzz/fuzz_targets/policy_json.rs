@@ -7,7 +7,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use toolgate::testing::{check_policy_json, PolicyValue};
+use toolgate_testing::agentpolicy::{check_policy_json, PolicyValue};
 
 fuzz_target!(|data: &[u8]| {
     let value = match serde_json::from_slice::<serde_json::Value>(data) {

@@ -9,13 +9,12 @@
 //! without bound, under the default limits and under tight ones.
 #![no_main]
 
-#[path = "../../crates/toolgate/tests/support/brush.rs"]
-mod brush;
+use toolgate_testing::brush;
 
 use brush::{check, list, Outcome};
 use libfuzzer_sys::fuzz_target;
 use toolgate::shell::{split_command, Kind, ShellConfig};
-use toolgate::workload::Rng;
+use toolgate_testing::workload::Rng;
 
 fn command(data: &[u8]) -> Option<String> {
     if let Some(seed) = data.strip_prefix(b"g:") {

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use toolgate::policy::List;
 use toolgate::reference::Reference;
-use toolgate::workload::Workload;
+use toolgate_testing::workload::Workload;
 use toolgate::{Decision, Engine, Evaluator, Registry};
 use translate::{CedarSet, Merged};
 

@@ -16,7 +16,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use toolgate::policy::List;
-use toolgate::workload::{Workload, SOURCES};
+use toolgate_testing::workload::{Workload, SOURCES};
 
 /// A matcher: the kind and the argument field it reads.
 #[derive(Clone, Debug)]

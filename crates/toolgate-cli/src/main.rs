@@ -1462,7 +1462,7 @@ mod tests {
 
     #[test]
     fn verdicts_are_written_as_to_json_writes_them() {
-        let w = toolgate::workload::Workload::generate(300, 500, 9);
+        let w = toolgate_testing::workload::Workload::generate(300, 500, 9);
         let e = Engine::build(&w.policy()).unwrap();
         let mut verdicts: Vec<Verdict> = w.calls.iter().map(|c| e.decide(c)).collect();
         let mut every = Verdict::new(

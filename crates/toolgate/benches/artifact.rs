@@ -10,8 +10,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
-use toolgate::workload::Workload;
 use toolgate::Engine;
+use toolgate_testing::workload::Workload;
 
 fn load_and_compile(c: &mut Criterion) {
     let mut g = c.benchmark_group("artifact");

@@ -23,9 +23,9 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use std::time::Instant;
-use toolgate::authensor::generate::Generator;
 use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
+use toolgate_testing::authensor::Generator;
 
 const RULES_EACH: usize = 50;
 

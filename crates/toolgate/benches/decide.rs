@@ -14,8 +14,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
-use toolgate::workload::Workload;
 use toolgate::{Call, Engine};
+use toolgate_testing::workload::Workload;
 
 /// Rule counts measured.
 const SIZES: [usize; 4] = [100, 1_000, 10_000, 100_000];

@@ -32,8 +32,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::hint::black_box;
-use toolgate::workload::Workload;
 use toolgate::{Call, Engine, Verdict};
+use toolgate_testing::workload::Workload;
 
 // ------------------------------------------------------ the lazy reader --
 

@@ -71,8 +71,6 @@ pub mod policy;
 pub mod reference;
 pub mod rubric;
 pub mod syntax;
-pub mod testing;
-pub mod workload;
 
 // The runtime's modules, at the paths they had before the runtime became a
 // crate of its own: the compiler writes what they read.

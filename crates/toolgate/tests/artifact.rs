@@ -7,13 +7,12 @@
     clippy::panic
 )]
 
-use std::path::Path;
-#[path = "support/reseal.rs"]
-mod reseal;
 use reseal::reseal;
+use std::path::Path;
 use toolgate::artifact::{self, LoadErrorKind};
-use toolgate::workload::Rng;
 use toolgate::{Call, Engine, Policy, Verdict};
+use toolgate_testing::reseal;
+use toolgate_testing::workload::Rng;
 
 mod common;
 use common::registry;

@@ -1,6 +1,6 @@
 //! The differential property on stable Rust, without the fuzzer: generated
 //! cases from fixed seeds, each run on every engine, every answer compared
-//! (see `toolgate::testing`). A failure prints the case as a conformance
+//! (see `toolgate_testing::agentpolicy`). A failure prints the case as a conformance
 //! file to paste into `testdata/regressions/`.
 //!
 //! `DIFFERENTIAL_CASES` sets the number of decision cases (default 20000
@@ -14,7 +14,7 @@
 )]
 
 use toolgate::conformance::{run_file, EngineKind};
-use toolgate::testing::{
+use toolgate_testing::agentpolicy::{
     check_case, check_matcher, check_parse, check_policy_json, generate, Case, MatcherCase,
     Outcome, PolicyValue, Rng,
 };
@@ -147,8 +147,8 @@ fn policy_documents_never_panic_and_build_alike() {
 #[test]
 fn damaged_artifacts_never_panic() {
     use std::sync::Arc;
-    use toolgate::testing::SimSplitter;
     use toolgate::{Args, Call, Engine, RuleLists, RuleSet, Source};
+    use toolgate_testing::agentpolicy::SimSplitter;
 
     let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("testdata/regressions/artifacts");
@@ -203,8 +203,8 @@ fn damaged_artifacts_never_panic() {
 #[test]
 fn unreadable_subject_arguments_block_the_call_alike() {
     use std::sync::Arc;
-    use toolgate::testing::ENGINES;
     use toolgate::{Args, Call, Decision, Policy, Splitter, Subject};
+    use toolgate_testing::agentpolicy::ENGINES;
 
     #[derive(Debug)]
     struct Unreadable;
@@ -247,7 +247,7 @@ fn unreadable_subject_arguments_block_the_call_alike() {
 /// built-in kinds never take, against the unchanged reference.
 #[test]
 fn callback_and_regex_paths_agree() {
-    use toolgate::testing::{check_case_with, Path, StandIn};
+    use toolgate_testing::agentpolicy::{check_case_with, Path, StandIn};
     let n = if cfg!(debug_assertions) { 300 } else { 5_000 };
     for path in [Path::Callback, Path::Regex] {
         let kinds = StandIn::both(path);

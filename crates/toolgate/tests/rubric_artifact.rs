@@ -8,13 +8,12 @@
     clippy::panic
 )]
 
-#[path = "support/reseal.rs"]
-mod reseal;
 use reseal::reseal;
 use toolgate::artifact::{self, LoadErrorKind};
-use toolgate::rubric::generate::{Generator, Shape};
 use toolgate::rubric::{Bundle, Code, Request, RubricEngine};
 use toolgate::{Engine, Policy};
+use toolgate_testing::reseal;
+use toolgate_testing::rubric::{Generator, Shape};
 
 fn sample() -> (Bundle, Vec<Request>) {
     let mut g = Generator::new(99);

@@ -1,6 +1,6 @@
 //! Rubric bundles against rubric-app 0.1.0, the published Python engine.
 //!
-//! Generated bundles and requests (`toolgate::rubric::generate`, restricted
+//! Generated bundles and requests (`toolgate_testing::rubric`, restricted
 //! to the ground the seed and rubric-app agree on: string values, object
 //! paths, ASCII text without newlines, patterns read alike by RE2 and
 //! Python's `regex`) are decided by rubric-app's pure-Python evaluator, by
@@ -21,9 +21,9 @@
 
 use serde_json::{json, Value};
 use std::process::Command;
-use toolgate::rubric::generate::{Generator, Shape};
 use toolgate::rubric::reference::RubricReference;
 use toolgate::rubric::{Bundle, Request, RubricEngine, RubricEvaluator, RubricResult};
+use toolgate_testing::rubric::{Generator, Shape};
 
 const PEER: &str = r#"
 import json, logging, sys

@@ -13,12 +13,11 @@
     clippy::panic
 )]
 
-#[path = "support/brush.rs"]
-mod brush;
+use toolgate_testing::brush;
 
 use brush::{check, list, Outcome};
 use toolgate::shell::ShellConfig;
-use toolgate::workload::Rng;
+use toolgate_testing::workload::Rng;
 
 #[test]
 fn every_simple_command_brush_finds_is_a_subject() {

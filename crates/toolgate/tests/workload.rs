@@ -9,8 +9,8 @@
 )]
 
 use toolgate::reference::Reference;
-use toolgate::workload::Workload;
 use toolgate::{Engine, Evaluator};
+use toolgate_testing::workload::Workload;
 
 fn agree(rules: usize, calls: usize, seed: u64) {
     agree_on(Workload::generate(rules, calls, seed));

@@ -33,7 +33,6 @@
 
 mod engine;
 mod envelope;
-pub mod generate;
 mod policy;
 pub mod reference;
 

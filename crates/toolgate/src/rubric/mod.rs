@@ -29,7 +29,6 @@
 //! depends on the bundle model only.
 
 mod bundle;
-pub mod generate;
 pub mod reference;
 
 use crate::artifact::{self, LoadError};

@@ -5,9 +5,9 @@
 //! send the compiled engines through the callback slow path or the DFAs,
 //! which the built-in kinds never reach.
 
-use crate::reference::{glob_spec_matches, prefix_matches};
-use crate::registry::{Lowering, MatcherKind, Pattern};
 use std::sync::Arc;
+use toolgate::reference::{glob_spec_matches, prefix_matches};
+use toolgate::registry::{Lowering, MatcherKind, Pattern};
 
 /// How a stand-in lowers its specifiers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,13 +4,13 @@
 
 use super::case::Case;
 use super::{chance, count, pick};
-use crate::call::Call;
-use crate::engine::{Engine, Evaluator};
-use crate::policy::Policy;
-use crate::reference::Reference;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use serde_json::{json, Value};
 use std::fmt;
+use toolgate::call::Call;
+use toolgate::engine::{Engine, Evaluator};
+use toolgate::policy::Policy;
+use toolgate::reference::Reference;
 
 /// A JSON value shaped like a policy document, mutated.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,7 +174,7 @@ fn mutate(u: &mut Unstructured<'_>, v: &mut Value, depth: usize) -> Result<()> {
 pub fn check_policy_json(v: &Value) -> std::result::Result<(), String> {
     let text = v.to_string();
     let from_text = Policy::from_json(&text);
-    let from_value = crate::policy::doc::from_value(v, None);
+    let from_value = toolgate::policy::doc::from_value(v, None);
     if from_text.is_ok() != from_value.is_ok() {
         return Err(format!(
             "the document reads from its value ({}) but not from its text ({}), or the reverse: {text}",
@@ -190,7 +190,7 @@ pub fn check_policy_json(v: &Value) -> std::result::Result<(), String> {
         return Err(format!("the document reads compact but not pretty: {text}"));
     }
     super::grammar::builds_alike(&policy).map_err(|e| format!("{e}: {text}"))?;
-    let registry = crate::builtins::registry();
+    let registry = toolgate::builtins::registry();
     let (Ok(r), Ok(c)) = (
         Reference::build(&policy, &registry),
         Engine::build_with(&policy, &registry),

@@ -4,11 +4,11 @@
 
 use super::run::{Outcome, Ran};
 use super::{chance, count, pick};
-use crate::decision::Verdict;
-use crate::engine::Grant;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use serde_json::{json, Map, Value};
 use std::fmt;
+use toolgate::decision::Verdict;
+use toolgate::engine::Grant;
 
 /// Tools that calls name and rules name.
 pub(super) const TOOLS: &[&str] = &["bash", "read", "edit", "mcp__a__b"];

@@ -11,9 +11,9 @@
 //!
 //! Depends on `policy`, `call` and `json` only; it does no I/O.
 
-use crate::call::Call;
-use crate::policy::{List, Policy};
 use serde_json::{json, Value};
+use toolgate::call::Call;
+use toolgate::policy::{List, Policy};
 
 /// One rule of a workload, as written in the document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -211,14 +211,14 @@ impl Workload {
             }
             let mut args = serde_json::Map::new();
             args.insert("command".into(), Value::String(line));
-            c.args = crate::call::Args::from_value(Value::Object(args));
+            c.args = toolgate::call::Args::from_value(Value::Object(args));
         }
         self
     }
 
     /// The policy, read from the document.
     pub fn policy(&self) -> Policy {
-        crate::policy::doc::from_value(&self.document, None).unwrap_or_default()
+        toolgate::policy::doc::from_value(&self.document, None).unwrap_or_default()
     }
 
     /// The calls as JSON lines, the form `toolgate decide` reads.
@@ -447,7 +447,7 @@ fn call(rng: &mut Rng, rules: &[WorkloadRule]) -> Call {
     args.insert(field.into(), Value::String(value));
     Call {
         tool,
-        args: crate::call::Args::from_value(Value::Object(args)),
+        args: toolgate::call::Args::from_value(Value::Object(args)),
         run_id: String::new(),
         call_id: String::new(),
         confined: None,
@@ -485,7 +485,7 @@ mod tests {
     #[test]
     fn a_shell_workload_splits_compound_commands() {
         let w = Workload::generate(500, 400, 3).with_shell(3);
-        let e = crate::Engine::build(&w.policy()).unwrap();
+        let e = toolgate::Engine::build(&w.policy()).unwrap();
         let compound = w
             .calls
             .iter()
@@ -507,7 +507,7 @@ mod tests {
     #[test]
     fn workloads_build_and_mix_decisions() {
         let w = Workload::generate(2_000, 2_000, 1);
-        let e = crate::Engine::build(&w.policy()).unwrap();
+        let e = toolgate::Engine::build(&w.policy()).unwrap();
         let mut by_rule = 0;
         let mut seen = std::collections::BTreeSet::new();
         for c in &w.calls {

@@ -19,11 +19,11 @@
     dead_code
 )]
 
+use crate::workload::Rng;
 use brush_parser::ast;
 use brush_parser::word::WordPiece;
 use brush_parser::{Parser, ParserOptions, SourceInfo};
 use toolgate::shell::{split_command, Kind, Piece, ShellConfig};
-use toolgate::workload::Rng;
 
 const PROGRAMS: &[&str] = &[
     "git",
@@ -82,6 +82,8 @@ const REDIRECTS: &[&str] = &[
 ];
 const SEPARATORS: &[&str] = &[" && ", " || ", " | ", " |& ", "; ", " & ", "\n", " &&\n"];
 
+/// A simple command: assignments, a program from the vocabulary, words
+/// and redirects, with substitutions nested `depth` levels at most.
 pub fn simple(rng: &mut Rng, depth: u32) -> String {
     let mut s = String::new();
     if rng.below(4) == 0 {
@@ -120,6 +122,8 @@ pub fn simple(rng: &mut Rng, depth: u32) -> String {
     s
 }
 
+/// A command: simple, compound (`if`, `for`, `case`, groups, subshells,
+/// functions) or negated, nested `depth` levels at most.
 pub fn command(rng: &mut Rng, depth: u32) -> String {
     if depth == 0 {
         return simple(rng, 0);
@@ -150,6 +154,7 @@ pub fn command(rng: &mut Rng, depth: u32) -> String {
     }
 }
 
+/// A list of commands joined by the separators and operators bash reads.
 pub fn list(rng: &mut Rng, depth: u32) -> String {
     let mut s = command(rng, depth);
     for _ in 0..rng.below(3) {
@@ -560,7 +565,9 @@ pub enum Outcome {
     /// Both parsed it; brush found this many simple commands, and these
     /// programs had no subject (empty when the splitter covers them all).
     Compared {
+        /// The simple commands brush found.
         commands: usize,
+        /// The programs no piece of the splitter covers.
         missing: Vec<String>,
         /// Plain programs covered only by an opaque piece.
         cautious: usize,

@@ -26,7 +26,6 @@
 //!
 //! [`Rng`] turns a seed into bytes for [`arbitrary::Unstructured`], so that
 //! the same generators run deterministically on stable Rust.
-#![cfg(feature = "arbitrary")]
 
 mod case;
 mod grammar;

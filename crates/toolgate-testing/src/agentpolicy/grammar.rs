@@ -1,9 +1,9 @@
 //! Any text as a rule list and as a policy document.
 
-use crate::engine::Engine;
-use crate::policy::Policy;
-use crate::reference::Reference;
-use crate::syntax::parse_rules;
+use toolgate::engine::Engine;
+use toolgate::policy::Policy;
+use toolgate::reference::Reference;
+use toolgate::syntax::parse_rules;
 
 /// The parsing properties, for any text:
 ///
@@ -73,7 +73,7 @@ pub fn check_parse(text: &str) -> Result<(), String> {
 
 /// Both engines build `p`, or both refuse it with the same first kind.
 pub(super) fn builds_alike(p: &Policy) -> Result<(), String> {
-    let registry = crate::builtins::registry();
+    let registry = toolgate::builtins::registry();
     let r = Reference::build(p, &registry);
     let c = Engine::build_with(p, &registry);
     match (r, c) {

@@ -1,18 +1,18 @@
 //! Running a [`Case`] on every engine and comparing what they answer.
 
 use super::case::{ArgsDoc, Case, SplitDoc};
-use crate::call::{Args, Call, Subject};
-use crate::conformance::EngineKind;
-use crate::decision::Verdict;
-use crate::diag::Diagnostics;
-use crate::engine::{Engine, Evaluator, Grant};
-use crate::policy::{Policy, RuleLists, RuleSet, Source};
-use crate::reference::Reference;
-use crate::registry::{Registry, Splitter};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+use toolgate::call::{Args, Call, Subject};
+use toolgate::conformance::EngineKind;
+use toolgate::decision::Verdict;
+use toolgate::diag::Diagnostics;
+use toolgate::engine::{Engine, Evaluator, Grant};
+use toolgate::policy::{Policy, RuleLists, RuleSet, Source};
+use toolgate::reference::Reference;
+use toolgate::registry::{Registry, Splitter};
 
 /// Builds one engine for a policy.
 pub type Build = fn(&Policy, &Registry) -> Result<Box<dyn Evaluator>, Diagnostics>;
@@ -173,7 +173,7 @@ pub fn check_case(case: &Case) -> Result<Outcome, Mismatch> {
 /// As [`check_case`].
 pub fn check_case_with(
     case: &Case,
-    kinds: &[Arc<dyn crate::registry::MatcherKind>],
+    kinds: &[Arc<dyn toolgate::registry::MatcherKind>],
 ) -> Result<Outcome, Mismatch> {
     let (policy, mut registry) = match setup(case) {
         Ok(x) => x,
@@ -230,11 +230,11 @@ pub fn check_case_with(
 /// `invalid_document`.
 pub fn setup(case: &Case) -> Result<(Policy, Registry), Outcome> {
     let doc = case.policy.to_json();
-    let policy = crate::policy::doc::from_value(&doc, None).map_err(|d| Outcome::Refused {
+    let policy = toolgate::policy::doc::from_value(&doc, None).map_err(|d| Outcome::Refused {
         kind: "invalid_document".into(),
         message: d.to_string(),
     })?;
-    let mut registry = crate::builtins::registry();
+    let mut registry = toolgate::builtins::registry();
     registry.add_splitter("corpus", Arc::new(SimSplitter::for_case(case)));
     Ok((policy, registry))
 }

@@ -4,15 +4,15 @@
 use super::case::{gen_spec, value_from_spec, FILLERS, WORDS};
 use super::kinds::{Path, StandIn};
 use super::{chance, pick};
-use crate::call::Args;
-use crate::decision::Decision;
-use crate::engine::Engine;
-use crate::policy::{MatcherDecl, Policy, RuleDecl};
-use crate::reference::{glob_spec_matches, prefix_matches};
 use arbitrary::{Arbitrary, Result, Unstructured};
 use serde_json::json;
 use std::fmt;
 use std::sync::Arc;
+use toolgate::call::Args;
+use toolgate::decision::Decision;
+use toolgate::engine::Engine;
+use toolgate::policy::{MatcherDecl, Policy, RuleDecl};
+use toolgate::reference::{glob_spec_matches, prefix_matches};
 
 /// The longest specifier the matcher cases lower to a regular expression.
 const MAX_REGEX_SPEC: usize = 48;
@@ -139,7 +139,7 @@ pub fn check_matcher(c: &MatcherCase) -> std::result::Result<bool, String> {
     let path = c
         .path
         .filter(|p| *p != Path::Regex || case.spec.len() <= MAX_REGEX_SPEC);
-    let mut registry = crate::builtins::registry();
+    let mut registry = toolgate::builtins::registry();
     if let Some(path) = path {
         registry.add_kind(Arc::new(StandIn { kind: c.kind, path }));
     }

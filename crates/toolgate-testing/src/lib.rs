@@ -1,0 +1,35 @@
+//! What toolgate's tests, benchmarks and fuzz targets share, kept out of
+//! the library so that no embedder compiles it: seeded workloads, the
+//! generators for every dialect, the differential checks that hold the
+//! compiled engines to their references, the shell splitter's comparison
+//! with a real bash grammar, and the artifact reseal helper.
+//!
+//! * [`agentpolicy`]: generated agentpolicy documents, grant sets and calls,
+//!   run on every engine and compared ([`agentpolicy::check_case`]).
+//! * [`workload`]: policies of any size and call streams, and the [`Rng`]
+//!   every generator draws from.
+//! * [`rubric`] and [`authensor`]: generated Rubric bundles and Authensor
+//!   policies with their requests and envelopes.
+//! * [`brush`]: the shell splitter against brush-parser.
+//! * [`reseal`]: rewrites an artifact's checksums after damage made on
+//!   purpose, so that the damage reaches the structural checks.
+//!
+//! Not published: its API follows the tests.
+//!
+//! [`Rng`]: workload::Rng
+
+#![forbid(unsafe_code)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "test support: a broken invariant here should stop the test loudly"
+)]
+
+pub mod agentpolicy;
+pub mod authensor;
+pub mod brush;
+pub mod reseal;
+pub mod rubric;
+pub mod workload;
