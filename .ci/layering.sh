@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The invariants of ARCHITECTURE.md that a dependency can break, checked on
+# the crate graph (cargo tree) and, inside the library crate, on the paths
+# its modules name. Prints one line per check; exits 1 on the first
+# violation it reports. Run from the repository root.
+set -euo pipefail
+
+fail=0
+say_fail() { echo "layering: FAIL: $*"; fail=1; }
+
+# The normal (non-dev, non-build) dependency tree of a crate, one name a line.
+tree() {
+  cargo tree -p "$1" -e normal --prefix none --no-dedupe 2>/dev/null | sed 's/ .*//' | sort -u
+}
+
+# toolgate-core: what an embedder that only loads artifacts compiles.
+core=$(tree toolgate-core)
+n=$(cargo tree -p toolgate-core -e normal --prefix none --no-dedupe | sort -u | wc -l)
+if [ "$n" -gt 16 ]; then
+  say_fail "toolgate-core's tree has $n crates, more than 16:"$'\n'"$core"
+else
+  echo "layering: toolgate-core's tree has $n crates (at most 16)"
+fi
+for banned in pest pest_derive bumpalo clap url toml blake3 regex-syntax memmap2 arbitrary \
+  toolgate toolgate-shell toolgate-testing; do
+  if grep -qx "$banned" <<<"$core"; then
+    say_fail "toolgate-core depends on \`$banned\`"
+  fi
+done
+
+# toolgate-shell: usable on its own, over the runtime's traits only.
+shell=$(tree toolgate-shell)
+for banned in toolgate toolgate-testing pest bumpalo clap url toml blake3; do
+  if grep -qx "$banned" <<<"$shell"; then
+    say_fail "toolgate-shell depends on \`$banned\`"
+  fi
+done
+
+# The library: no command-line, test-support or fuzzing crate in its tree.
+lib=$(tree toolgate)
+for banned in clap memmap2 arbitrary brush-parser criterion toolgate-testing toolgate-cli; do
+  if grep -qx "$banned" <<<"$lib"; then
+    say_fail "toolgate (the library) depends on \`$banned\`"
+  fi
+done
+
+# The reference evaluators share no matching code with the compiler or the
+# runtime: outside their test modules they name no walker, compiler,
+# built-in kind or production glob.
+refs=(crates/toolgate/src/reference/mod.rs crates/toolgate/src/reference/decide.rs
+  crates/toolgate/src/reference/grants.rs crates/toolgate/src/rubric/reference.rs
+  crates/toolgate/src/authensor/reference.rs)
+# (Doc comments may show a caller building one from the built-in registry.)
+if hits=$(grep -nE '(crate|toolgate|toolgate_core)::(runtime|compile|builtins|kinds|glob|conditions::(eval|compile))\b' "${refs[@]}" \
+  | grep -vE '^[^:]+:[0-9]+:\s*//'); then
+  say_fail "a reference evaluator names the engine's matching code:"$'\n'"$hits"
+fi
+
+# Production code never calls the reference evaluators.
+prod=$(find crates/toolgate/src crates/toolgate-core/src crates/toolgate-shell/src crates/toolgate-cli/src \
+  -name '*.rs' ! -path '*/reference/*' ! -name 'reference.rs' ! -name 'tests.rs' ! -path '*/conformance/*')
+if hits=$(grep -nE '(crate|toolgate)::(reference|rubric::reference|authensor::reference)::[a-z_]+\(' $prod \
+  | grep -vE '^[^:]+:[0-9]+:\s*//'); then
+  say_fail "production code calls a reference evaluator:"$'\n'"$hits"
+fi
+
+[ "$fail" = 0 ] && echo "layering: ok"
+exit "$fail"
