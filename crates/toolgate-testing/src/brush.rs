@@ -593,6 +593,16 @@ fn glued_array_assignment(cmd: &str) -> bool {
     })
 }
 
+/// Whether a line continuation in `cmd` is followed, after blanks, by a
+/// `#`: the start of a comment for bash, a word for brush.
+pub fn comment_after_continuation(cmd: &str) -> bool {
+    cmd.match_indices("\\\n").any(|(at, m)| {
+        cmd[at + m.len()..]
+            .trim_start_matches([' ', '\t'])
+            .starts_with('#')
+    })
+}
+
 /// Compares the splitter with brush on `cmd`.
 pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // brush has no `$[ … ]`, bash's old arithmetic expansion, and splits
@@ -636,6 +646,13 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
             .is_some_and(|nl| rest.find('}').is_none_or(|close| nl < close))
     });
     if newline_in_braces {
+        return Outcome::BrushRejects;
+    }
+    // bash removes a line continuation before it reads a `#`, so in
+    // `$(a \<newline> #x)` the `#x` and the rest of its line are a comment
+    // (checked against bash 5: in the finding, the `xargs` after it never
+    // ran); brush reads the text after the `#` as words and commands.
+    if comment_after_continuation(cmd) {
         return Outcome::BrushRejects;
     }
     let Some(program) = parse(cmd) else {

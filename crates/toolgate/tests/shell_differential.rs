@@ -120,3 +120,29 @@ fn assignments_across_line_continuations_are_covered() {
         }
     }
 }
+
+/// The shell fuzz target's second finding: after a line continuation, a
+/// `#` inside `$( … )` starts a comment for bash (the `xargs` of this
+/// command never runs; checked with stand-in programs under bash 5), where
+/// brush reads on. The comparison leaves the class out; the splitter reads
+/// it as bash does, and deny rules still see both `rm`s that run.
+#[test]
+fn comments_after_line_continuations_are_left_to_the_splitter() {
+    let cmd = "\\rm \"$($'\\x72\\155' \\\n #x {a,b})\" \"$(xargs -n1 /bin/rm\ntrue | git a\\ b '')\" > out &&\n[[ -f x ]] && $CMD";
+    assert!(toolgate_testing::brush::comment_after_continuation(cmd));
+    assert!(matches!(
+        check(cmd, &ShellConfig::default()),
+        Outcome::BrushRejects
+    ));
+    let pieces = toolgate::shell::split_command(cmd, &ShellConfig::default()).unwrap();
+    let values: Vec<&str> = pieces.iter().filter_map(|p| p.value()).collect();
+    assert!(values.iter().any(|v| v.starts_with("rm")), "{values:?}");
+    assert!(
+        values.iter().any(|v| v.starts_with("git a b")),
+        "{values:?}"
+    );
+    assert!(!values.iter().any(|v| v.starts_with("xargs")), "{values:?}");
+    for plain in ["a \\\n b", "a \\\n b # c"] {
+        assert!(!toolgate_testing::brush::comment_after_continuation(plain));
+    }
+}
