@@ -52,11 +52,17 @@ fuzz_target!(|data: &[u8]| {
     // of either only the splitter runs. The splitter refuses any command
     // holding a NUL byte, so brush has nothing to be compared with there.
     // Subscripts inside parameter expansions slow brush too: eight
-    // `${x[:""}` in 402 bytes took it over 10 s (the splitter: 3 ms for
-    // the whole `toolgate decide` process), so past four only the
-    // splitter runs.
+    // `${x[:""}` in 402 bytes, and two `${x[` among eight parentheses in
+    // 312, each took it over 10 s (the splitter: under 10 ms for the whole
+    // `toolgate decide` process), so with a subscript expansion and more
+    // than four brackets or parentheses only the splitter runs.
     let count = |c: u8| cmd.bytes().filter(|&b| b == c).count();
-    let subscripts = cmd.contains("${") && count(b'[') > 4;
+    let subscript = cmd.match_indices("${").any(|(at, m)| {
+        let name =
+            cmd[at + m.len()..].trim_start_matches(|c: char| c == '_' || c.is_ascii_alphanumeric());
+        name.starts_with('[')
+    });
+    let subscripts = subscript && count(b'[') + count(b'(') > 4;
     if count(b'(') > 10 || count(b'{') > 10 || subscripts || cmd.contains('\0') {
         let _ = split_command(&cmd, &ShellConfig::default());
         return;
