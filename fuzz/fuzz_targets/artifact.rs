@@ -24,8 +24,8 @@ use toolgate_testing::reseal;
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use reseal::{reseal, sections};
-use toolgate_testing::agentpolicy::{run_engine, setup, Case};
 use toolgate::{Call, Engine, Registry};
+use toolgate_testing::agentpolicy::{run_engine, setup, Case};
 
 /// Runs the case's steps on an engine that loaded: any answer, no panic.
 fn exercise(case: &Case, mut e: Engine<'_>) {

@@ -25,9 +25,9 @@ use toolgate_testing::reseal;
 
 use libfuzzer_sys::fuzz_target;
 use reseal::{reseal, sections};
-use toolgate_testing::authensor::{Generator, Shape};
 use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
+use toolgate_testing::authensor::{Generator, Shape};
 
 /// Holds the three engines to one another on every envelope.
 fn agree(policies: &Policies, envelopes: &[Envelope], doc: &dyn std::fmt::Display) {

@@ -10,9 +10,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolgate_testing::rubric::{Generator, Shape};
 use toolgate::rubric::reference::RubricReference;
 use toolgate::rubric::{Bundle, Request, RubricEngine, RubricEvaluator, RubricResult};
+use toolgate_testing::rubric::{Generator, Shape};
 
 fn comparable(r: &RubricResult) -> serde_json::Value {
     let mut v = r.to_json();
@@ -41,7 +41,9 @@ fuzz_target!(|data: &[u8]| {
         Ok(e) => e,
         Err(_) => return,
     };
-    let bytes = compiled.to_bytes().expect("a compiled bundle writes an artifact");
+    let bytes = compiled
+        .to_bytes()
+        .expect("a compiled bundle writes an artifact");
     let loaded = RubricEngine::from_bytes(&bytes).expect("an artifact just written loads");
     let reference = RubricReference::new(&b);
     let mut requests: Vec<Request> = (0..8)
@@ -52,7 +54,15 @@ fuzz_target!(|data: &[u8]| {
     }
     for r in &requests {
         let want = comparable(&reference.decide(r));
-        assert_eq!(comparable(&compiled.decide(r)), want, "compiled\nbundle {bundle}");
-        assert_eq!(comparable(&loaded.decide(r)), want, "artifact\nbundle {bundle}");
+        assert_eq!(
+            comparable(&compiled.decide(r)),
+            want,
+            "compiled\nbundle {bundle}"
+        );
+        assert_eq!(
+            comparable(&loaded.decide(r)),
+            want,
+            "artifact\nbundle {bundle}"
+        );
     }
 });
