@@ -603,6 +603,15 @@ pub fn comment_after_continuation(cmd: &str) -> bool {
     })
 }
 
+/// Whether a `case` stands after a `$(` in `cmd`.
+pub fn case_in_substitution(cmd: &str) -> bool {
+    cmd.find("$(").is_some_and(|at| {
+        cmd[at..]
+            .match_indices("case")
+            .any(|(i, _)| cmd[at + i + 4..].starts_with([' ', '\t', '\n']))
+    })
+}
+
 /// Compares the splitter with brush on `cmd`.
 pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // brush has no `$[ … ]`, bash's old arithmetic expansion, and splits
@@ -653,6 +662,13 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // (checked against bash 5: in the finding, the `xargs` after it never
     // ran); brush reads the text after the `#` as words and commands.
     if comment_after_continuation(cmd) {
+        return Outcome::BrushRejects;
+    }
+    // A `case` inside `$( … )`: brush ends the substitution at a pattern's
+    // `)` or misplaces what follows it, where bash reads the whole `case`
+    // (checked against bash 5: in the finding, `echo 'c d' $(… case … esac) -`
+    // printed `c d -`; brush took `-` for a program).
+    if case_in_substitution(cmd) {
         return Outcome::BrushRejects;
     }
     let Some(program) = parse(cmd) else {

@@ -146,3 +146,34 @@ fn comments_after_line_continuations_are_left_to_the_splitter() {
         assert!(!toolgate_testing::brush::comment_after_continuation(plain));
     }
 }
+
+/// The shell fuzz target's third finding: a `case` inside `$( … )` inside a
+/// `case` arm. bash 5 runs `echo 'c d' $(…) -` and prints `c d -` (checked
+/// with stand-in programs, `x=a`); brush took the `-` for a program. The
+/// comparison leaves the class out; the splitter gives the `rm`s that run
+/// their pieces and no program `-`.
+#[test]
+fn case_inside_substitutions_is_left_to_the_splitter() {
+    let cmd = "case $x in a|b) echo 'c d' $([[ -f x ]] && \"rm\" *.rs -rf | [[ -f x ]] && $'\\x72\\155' -rf a#b || case $x in a|b) \\rm 2> err \"$x\" / && ./run;; *) command [\n/bin/rm \"a b\" |& git < in;; esac) -;; *) \\rm 2>&1 > out;; esac";
+    assert!(toolgate_testing::brush::case_in_substitution(cmd));
+    assert!(matches!(
+        check(cmd, &ShellConfig::default()),
+        Outcome::BrushRejects
+    ));
+    let pieces = toolgate::shell::split_command(cmd, &ShellConfig::default()).unwrap();
+    let values: Vec<&str> = pieces.iter().filter_map(|p| p.value()).collect();
+    for run in ["rm *.rs -rf", "rm -rf a#b", "rm $x /", "/bin/rm a b", "git"] {
+        assert!(values.contains(&run), "{run:?} in {values:?}");
+    }
+    // `-` is an argument of `echo`, as bash reads it, not a program.
+    assert!(
+        values
+            .iter()
+            .any(|v| v.starts_with("echo c d $(") && v.ends_with("esac) -")),
+        "{values:?}"
+    );
+    assert!(!values.iter().any(|v| v.starts_with('-')), "{values:?}");
+    assert!(!toolgate_testing::brush::case_in_substitution(
+        "echo case $(date) x"
+    ));
+}
