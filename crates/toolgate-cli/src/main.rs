@@ -842,8 +842,11 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
         Ok(m) => m,
         Err(code) => return code,
     };
-    let required = toolgate::artifact::header(&mapped).map_or(0, |h| h.required);
-    if required & toolgate::artifact::FEATURE_AUTHENSOR != 0 {
+    use toolgate::artifact::ProgramKind;
+    let kind = toolgate::artifact::header(&mapped).map_or(ProgramKind::RuleLists, |h| {
+        ProgramKind::of_features(h.required)
+    });
+    if kind == ProgramKind::FirstMatch {
         return match AuthensorEngine::from_bytes(&mapped) {
             Ok(engine) => decide_authensor(&engine, calls),
             Err(e) => {
@@ -852,7 +855,7 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
             }
         };
     }
-    if required & toolgate::artifact::FEATURE_CONDITIONS != 0 {
+    if kind == ProgramKind::Conditions {
         return match toolgate::rubric::RubricEngine::from_bytes(&mapped) {
             Ok(engine) => decide_rubric(&engine, calls),
             Err(e) => {

@@ -15,6 +15,8 @@
 //!
 //! Depends on `runtime::program` (the layout of what it carries) and
 //! `registry` (kinds and splitters named in the tables must be supplied).
+//! Writing is the compiler's (`toolgate::artifact::write`), which needs
+//! BLAKE3 for the revision id.
 
 use crate::decision::{Decision, List, Source};
 use crate::registry::Registry;
@@ -88,14 +90,16 @@ impl ProgramKind {
         }
     }
 
-    /// The kind named by a header's required features.
+    /// The kind a header's required features name: the engine to try. A
+    /// header whose bits are inconsistent (Authensor without conditions) is
+    /// named by its most specific bit, and that engine's loader refuses it.
     pub fn of_features(required: u64) -> ProgramKind {
-        if required & FEATURE_CONDITIONS == 0 {
-            ProgramKind::RuleLists
-        } else if required & FEATURE_AUTHENSOR == 0 {
+        if required & FEATURE_AUTHENSOR != 0 {
+            ProgramKind::FirstMatch
+        } else if required & FEATURE_CONDITIONS != 0 {
             ProgramKind::Conditions
         } else {
-            ProgramKind::FirstMatch
+            ProgramKind::RuleLists
         }
     }
 }
