@@ -8,10 +8,12 @@
 //! | 1 | an input or output error, or failing conformance cases |
 //! | 4 | the policy (or artifact) is invalid |
 //! | 64 | a usage error |
+#![forbid(unsafe_code)]
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::ExitCode;
+use toolgate::artifact::LoadOptions;
 use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
 use toolgate::conformance::{run_file, EngineKind, Report};
@@ -87,9 +89,19 @@ enum Command {
         /// modes of the project's own settings files.
         #[arg(long)]
         trust_project: bool,
-        /// A compiled artifact, mapped rather than read.
+        /// A compiled artifact, read into memory and verified whole before
+        /// the first call is decided.
         #[arg(long)]
         bundle: Option<String>,
+        /// Skip the recomputation of the artifact's revision id at load
+        /// (one BLAKE3 pass over it). The checksums and structural checks
+        /// still run; tables changed on purpose behind recomputed checksums
+        /// are then not detected.
+        #[arg(long, requires = "bundle")]
+        no_verify: bool,
+        /// The largest artifact accepted, in bytes.
+        #[arg(long, requires = "bundle", default_value_t = toolgate::artifact::DEFAULT_MAX_LEN)]
+        max_artifact_bytes: usize,
         /// The policy's format; recognised by shape when absent.
         #[arg(long, value_enum)]
         format: Option<Format>,
@@ -220,11 +232,19 @@ fn main() -> ExitCode {
             settings,
             trust_project,
             bundle,
+            no_verify,
+            max_artifact_bytes,
             format,
             engine,
             calls,
         } => match (policy, bundle) {
-            (_, Some(bundle)) => decide_bundle(&bundle, &calls),
+            (_, Some(bundle)) => decide_bundle(
+                &bundle,
+                &calls,
+                &LoadOptions::default()
+                    .verify_revision(!no_verify)
+                    .max_len(max_artifact_bytes),
+            ),
             (policy, None) => {
                 if let Some(p) = &policy {
                     if settings.is_empty() && !is_settings(p, format) {
@@ -557,38 +577,62 @@ fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Maps an artifact file read-only.
-fn map(path: &str) -> Result<memmap2::Mmap, ExitCode> {
-    let file = std::fs::File::open(path).map_err(|e| {
-        eprintln!("error: cannot open `{path}`: {e}");
-        ExitCode::from(EXIT_IO)
-    })?;
-    // SAFETY: the map is read-only and private to this process. A file
-    // another process truncates or rewrites while it is mapped could change
-    // under us; `compile` never rewrites an artifact in place (it renames a
-    // new file over it), which is the discipline this relies on.
-    #[expect(unsafe_code, reason = "memmap2 can only map a file in an unsafe block")]
-    let mapped = unsafe { memmap2::Mmap::map(&file) };
-    mapped.map_err(|e| {
-        eprintln!("error: cannot map `{path}`: {e}");
+/// Reads an artifact file into memory, refusing one over the cap before
+/// reading it. An artifact is never mapped: a file rewritten in place or
+/// truncated under a mapping changes the tables while they are used (torn
+/// verdicts) or kills the process (`SIGBUS`), where a copy in memory is
+/// validated once and cannot change.
+fn read_artifact(path: &str, options: &LoadOptions) -> Result<Vec<u8>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open `{path}`: {e}"))?;
+    let max = options.limit();
+    if let Ok(meta) = file.metadata() {
+        if meta.len() > max as u64 {
+            return Err(format!(
+                "`{path}` is not a usable artifact: {}",
+                toolgate::artifact::too_large(meta.len(), max)
+            ));
+        }
+    }
+    // The file may grow between the length check and the read: read at most
+    // one byte past the cap, and refuse what reached it.
+    let mut bytes = Vec::new();
+    file.take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    if bytes.len() > max {
+        return Err(format!(
+            "`{path}` is not a usable artifact: {}",
+            toolgate::artifact::too_large(bytes.len() as u64, max)
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_artifact`] for a command: the error printed, the exit code for it.
+fn read_or_exit(path: &str, options: &LoadOptions) -> Result<Vec<u8>, ExitCode> {
+    read_artifact(path, options).map_err(|e| {
+        eprintln!("error: {e}");
         ExitCode::from(EXIT_IO)
     })
 }
 
 fn inspect(path: &str, format: OutputFormat) -> ExitCode {
-    let mapped = match map(path) {
+    use toolgate::artifact::ProgramKind;
+    let options = LoadOptions::default();
+    let mapped = match read_or_exit(path, &options) {
         Ok(m) => m,
         Err(code) => return code,
     };
     if let Ok(h) = toolgate::artifact::header(&mapped) {
-        if h.required & toolgate::artifact::FEATURE_AUTHENSOR != 0 {
-            return inspect_authensor(path, &mapped, &h, format);
-        }
-        if h.required & toolgate::artifact::FEATURE_CONDITIONS != 0 {
-            return inspect_rubric(path, &mapped, &h, format);
+        match h.kind {
+            ProgramKind::FirstMatch => return inspect_authensor(path, &mapped, &h, format),
+            ProgramKind::Conditions => return inspect_rubric(path, &mapped, &h, format),
+            _ => {}
         }
     }
-    let info = match toolgate::artifact::inspect(&mapped) {
+    let info = match toolgate::artifact::inspect(&mapped)
+        .and_then(|i| options.settle(&mapped).map(|()| i))
+    {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: `{path}` is not a usable artifact: {e}");
@@ -837,17 +881,15 @@ fn inspection_text(path: &str, i: &toolgate::artifact::Inspection) -> String {
     o
 }
 
-fn decide_bundle(path: &str, calls: &str) -> ExitCode {
-    let mapped = match map(path) {
+fn decide_bundle(path: &str, calls: &str, options: &LoadOptions) -> ExitCode {
+    let mapped = match read_or_exit(path, options) {
         Ok(m) => m,
         Err(code) => return code,
     };
     use toolgate::artifact::ProgramKind;
-    let kind = toolgate::artifact::header(&mapped).map_or(ProgramKind::RuleLists, |h| {
-        ProgramKind::of_features(h.required)
-    });
+    let kind = toolgate::artifact::header(&mapped).map_or(ProgramKind::RuleLists, |h| h.kind);
     if kind == ProgramKind::FirstMatch {
-        return match AuthensorEngine::from_bytes(&mapped) {
+        return match AuthensorEngine::load(&mapped, options) {
             Ok(engine) => decide_authensor(&engine, calls),
             Err(e) => {
                 eprintln!("error: `{path}` is not a usable artifact: {e}");
@@ -856,7 +898,7 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
         };
     }
     if kind == ProgramKind::Conditions {
-        return match toolgate::rubric::RubricEngine::from_bytes(&mapped) {
+        return match toolgate::rubric::RubricEngine::load(&mapped, options) {
             Ok(engine) => decide_rubric(&engine, calls),
             Err(e) => {
                 eprintln!("error: `{path}` is not a usable artifact: {e}");
@@ -864,7 +906,7 @@ fn decide_bundle(path: &str, calls: &str) -> ExitCode {
             }
         };
     }
-    match Engine::from_bytes_with(&mapped, &registry()) {
+    match Engine::load(&mapped, &registry(), options) {
         Ok(engine) => decide(&engine, calls, &|c| c),
         Err(e) => {
             eprintln!("error: `{path}` is not a usable artifact: {e}");
@@ -1396,14 +1438,9 @@ fn hook(settings: &[String], bundle: Option<&str>, trust_project: bool) -> ExitC
         call.cwd = project.clone();
     }
     if let Some(b) = bundle {
-        let mapped = match map(b) {
+        let mapped = match read_artifact(b, &LoadOptions::default()) {
             Ok(m) => m,
-            Err(_) => {
-                return hook_answer(
-                    Decision::Deny,
-                    &format!("the artifact `{b}` cannot be read"),
-                )
-            }
+            Err(e) => return hook_answer(Decision::Deny, &e),
         };
         return match Engine::from_bytes_with(&mapped, &registry()) {
             Ok(engine) => {

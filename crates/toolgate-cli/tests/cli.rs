@@ -137,7 +137,7 @@ fn compile_inspect_and_decide_from_a_bundle() {
     assert_eq!(i.status.code(), Some(0));
     let shown = text(&i.stdout);
     for want in [
-        "format     1.0",
+        "format     2.0",
         "revision   ",
         "managed",
         "rank 3",
@@ -149,7 +149,7 @@ fn compile_inspect_and_decide_from_a_bundle() {
     }
     let j = run(&["inspect", "--format", "json", art.to_str().unwrap()], "");
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
-    assert_eq!(v["format"]["major"], 1);
+    assert_eq!(v["format"]["major"], 2);
     assert_eq!(v["sources"][0]["name"], "managed");
     assert_eq!(v["revision"].as_str().unwrap().len(), 64);
 

@@ -30,8 +30,7 @@ pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
             Cow::Owned(bytes.get(pad..).unwrap_or_default().to_vec()),
         ));
     }
-    let required = if p.dfas.is_empty() { 0 } else { FEATURE_DFA } | kind.features();
-    let minor = kind.minor();
+    let required = if p.dfas.is_empty() { 0 } else { FEATURE_DFA };
 
     let table_end = HEADER_LEN + sections.len() * ENTRY_LEN;
     let mut out = vec![0u8; table_end];
@@ -54,12 +53,17 @@ pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
     put(&mut out, 0, &MAGIC);
     put(&mut out, 8, &BYTE_ORDER_MARK.to_le_bytes());
     put(&mut out, 12, &FORMAT_MAJOR.to_le_bytes());
-    put(&mut out, 14, &minor.to_le_bytes());
+    put(&mut out, 14, &FORMAT_MINOR.to_le_bytes());
     put(&mut out, 16, &required.to_le_bytes());
     put(&mut out, 24, &0u64.to_le_bytes());
     put(&mut out, 32, &padded::<16>(env!("CARGO_PKG_VERSION")));
     put(&mut out, 48, &padded::<16>(REGEX_AUTOMATA_VERSION));
-    put(&mut out, 96, &(entries.len() as u32).to_le_bytes());
+    put(&mut out, OFF_PROGRAM_KIND, &kind.code().to_le_bytes());
+    put(
+        &mut out,
+        OFF_SECTION_COUNT,
+        &(entries.len() as u32).to_le_bytes(),
+    );
     for (i, e) in entries.iter().enumerate() {
         let at = HEADER_LEN + i * ENTRY_LEN;
         put(&mut out, at, &e.kind.to_le_bytes());
@@ -71,7 +75,7 @@ pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
     let revision = revision_of(&out);
     put(&mut out, 64, revision.as_bytes());
     let crc = header_crc(&out, table_end);
-    put(&mut out, 100, &crc.to_le_bytes());
+    put(&mut out, OFF_HEADER_CRC, &crc.to_le_bytes());
     out
 }
 
@@ -89,12 +93,127 @@ fn padded<const N: usize>(s: &str) -> [u8; N] {
     b
 }
 
-/// BLAKE3 of everything but the revision field (64..96) and the header CRC
-/// (100..104).
+/// BLAKE3 of everything but the revision field and the header checksum
+/// ([`revision_input`]).
 fn revision_of(bytes: &[u8]) -> blake3::Hash {
     let mut h = blake3::Hasher::new();
-    h.update(bytes.get(..64).unwrap_or_default());
-    h.update(bytes.get(96..100).unwrap_or_default());
-    h.update(bytes.get(HEADER_LEN..).unwrap_or_default());
+    for piece in revision_input(bytes) {
+        h.update(piece);
+    }
     h.finalize()
+}
+
+/// Recomputes an artifact's revision id and compares it with the header's.
+/// The loaders of this crate call it after every structural check, so that
+/// tables changed behind recomputed checksums are refused rather than
+/// decided with.
+///
+/// # Errors
+///
+/// [`LoadErrorKind::Revision`] when the id does not match, or the header's
+/// own refusal when there is no readable header.
+///
+/// ```
+/// use toolgate::{artifact, Engine, Policy};
+/// let policy = Policy::from_json(r#"{"default": "deny", "allow": "read"}"#)?;
+/// let mut bytes = Engine::build(&policy)?.to_bytes();
+/// assert!(artifact::verify_revision(&bytes).is_ok());
+/// let last = bytes.len() - 1;
+/// bytes[last] ^= 1;
+/// assert!(artifact::verify_revision(&bytes).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn verify_revision(bytes: &[u8]) -> Result<(), LoadError> {
+    let h = header(bytes)?;
+    if revision_of(bytes).as_bytes() == &h.revision {
+        Ok(())
+    } else {
+        Err(revision_error())
+    }
+}
+
+/// The largest artifact the loaders accept by default: 256 MiB, well above
+/// what 100,000 rules compile to, so that a file of gigabytes is refused
+/// before any checksum runs over it.
+pub const DEFAULT_MAX_LEN: usize = 256 << 20;
+
+/// How the loaders of this crate treat an artifact beyond the format's own
+/// checks.
+///
+/// ```
+/// use toolgate::artifact::LoadOptions;
+/// let trusting = LoadOptions::default().verify_revision(false).max_len(1 << 20);
+/// assert!(!trusting.verifies_revision());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    verify_revision: bool,
+    max_len: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions {
+            verify_revision: true,
+            max_len: DEFAULT_MAX_LEN,
+        }
+    }
+}
+
+impl LoadOptions {
+    /// Whether the revision id is recomputed and compared (on by default).
+    /// Turning it off saves one BLAKE3 pass over the artifact at load; the
+    /// structural checks and the work budget still hold, but tables changed
+    /// on purpose behind recomputed checksums may then decide differently.
+    pub fn verify_revision(mut self, yes: bool) -> LoadOptions {
+        self.verify_revision = yes;
+        self
+    }
+
+    /// The largest artifact accepted, in bytes.
+    pub fn max_len(mut self, bytes: usize) -> LoadOptions {
+        self.max_len = bytes;
+        self
+    }
+
+    /// Whether the revision id is verified.
+    pub fn verifies_revision(&self) -> bool {
+        self.verify_revision
+    }
+
+    /// The largest artifact accepted.
+    pub fn limit(&self) -> usize {
+        self.max_len
+    }
+
+    /// The check before any other: the artifact's length against the cap.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadErrorKind::Layout`] for an artifact over the cap.
+    pub fn admit(&self, bytes: &[u8]) -> Result<(), LoadError> {
+        if bytes.len() > self.max_len {
+            return Err(too_large(bytes.len() as u64, self.max_len));
+        }
+        Ok(())
+    }
+
+    /// The check after every other: the revision id, when verified.
+    ///
+    /// # Errors
+    ///
+    /// As [`verify_revision`].
+    pub fn settle(&self, bytes: &[u8]) -> Result<(), LoadError> {
+        if self.verify_revision {
+            verify_revision(bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// The refusal of an artifact of `len` bytes over a cap of `max`.
+pub fn too_large(len: u64, max: usize) -> LoadError {
+    layout_error(format!(
+        "the artifact is {len} bytes, over the limit of {max}: raise the limit if the policy really is this large"
+    ))
 }

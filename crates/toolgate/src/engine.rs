@@ -8,7 +8,7 @@
 //! [`Evaluator`] is what every engine offers the conformance harness: the
 //! compiled engine here and the reference evaluator answer through it.
 
-use crate::artifact::{self, LoadError};
+use crate::artifact::{self, LoadError, LoadOptions};
 use crate::call::{Args, Call};
 use crate::check::{self, CRule, Checked, SourceInfo, ToolInfo};
 use crate::compile::{self, Limits};
@@ -164,8 +164,25 @@ impl<'a> Engine<'a> {
     ///
     /// As [`Engine::from_bytes`].
     pub fn from_bytes_with(bytes: &'a [u8], registry: &Registry) -> Result<Engine<'a>, LoadError> {
+        Engine::load(bytes, registry, &LoadOptions::default())
+    }
+
+    /// As [`Engine::from_bytes_with`], under `options`: the length cap, and
+    /// whether the revision id is verified.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::from_bytes`].
+    pub fn load(
+        bytes: &'a [u8],
+        registry: &Registry,
+        options: &LoadOptions,
+    ) -> Result<Engine<'a>, LoadError> {
+        options.admit(bytes)?;
+        let program = artifact::read(bytes, registry)?;
+        options.settle(bytes)?;
         Ok(Engine {
-            program: artifact::read(bytes, registry)?,
+            program,
             registry: registry.clone(),
             sets: Vec::new(),
         })

@@ -214,8 +214,22 @@ fn the_reader_says_which_check_failed() {
         Err(LoadErrorKind::ByteOrder)
     );
     assert_eq!(
-        patched(|b| b[12..14].copy_from_slice(&2u16.to_le_bytes())),
+        patched(|b| b[12..14].copy_from_slice(&3u16.to_le_bytes())),
         Err(LoadErrorKind::Version)
+    );
+    // The program kind is a header field: an unknown one is refused, and
+    // the reserved word after the section count must stay zero.
+    assert_eq!(
+        patched(|b| b[96..100].copy_from_slice(&9u32.to_le_bytes())),
+        Err(LoadErrorKind::ProgramKind)
+    );
+    assert_eq!(
+        patched(|b| b[96..100].copy_from_slice(&2u32.to_le_bytes())),
+        Err(LoadErrorKind::ProgramKind)
+    );
+    assert_eq!(
+        patched(|b| b[104..108].copy_from_slice(&1u32.to_le_bytes())),
+        Err(LoadErrorKind::Layout)
     );
     // A newer minor loads unless it requires a feature this reader lacks.
     assert_eq!(
@@ -315,7 +329,7 @@ fn golden_artifacts() {
             let mut b = b.to_vec();
             b[32..48].fill(0);
             b[64..96].fill(0);
-            b[100..104].fill(0);
+            b[artifact::OFF_HEADER_CRC..artifact::HEADER_LEN].fill(0);
             b
         };
         assert_eq!(
@@ -333,4 +347,116 @@ fn golden_artifacts() {
         n += 1;
     }
     assert!(n >= 2, "no golden artifacts found in {}", dir.display());
+}
+
+/// Artifacts of format 1 (the golden files of `testdata/artifacts/v1/`,
+/// written before the program kind had a header field) are refused with a
+/// message that says to compile again, by every loader and by `inspect`.
+#[test]
+fn format_1_artifacts_are_refused_with_a_message_to_recompile() {
+    let dir =
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("testdata/artifacts/v1");
+    for name in ["basic.tgb", "regex.tgb"] {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let errs = [
+            Engine::from_bytes_with(&bytes, &registry()).err().unwrap(),
+            toolgate::rubric::RubricEngine::from_bytes(&bytes)
+                .err()
+                .unwrap(),
+            toolgate::authensor::AuthensorEngine::from_bytes(&bytes)
+                .err()
+                .unwrap(),
+            artifact::inspect(&bytes).err().unwrap(),
+        ];
+        for e in errs {
+            assert_eq!(e.kind(), LoadErrorKind::Version, "{name}: {e}");
+            assert!(
+                e.to_string().contains("format 1.0")
+                    && e.to_string().contains("compile the policy again"),
+                "{name}: {e}"
+            );
+        }
+    }
+}
+
+fn words_at(bytes: &[u8]) -> usize {
+    artifact::header(bytes)
+        .unwrap()
+        .sections
+        .iter()
+        .find(|s| s.kind == artifact::SECTION_WORDS)
+        .unwrap()
+        .offset as usize
+}
+
+/// Tables changed behind recomputed checksums are refused by the revision
+/// id, which every loader verifies unless told not to. The change here is
+/// one the structure cannot reveal: the default decision, ask, made allow.
+#[test]
+fn tables_changed_behind_recomputed_checksums_are_refused_by_the_revision() {
+    let good = sample_engine().to_bytes();
+    let at = words_at(&good) + 4 * 12;
+    assert_eq!(good[at..at + 4], 1u32.to_le_bytes(), "the default is ask");
+    let mut bytes = good.clone();
+    bytes[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+    reseal::reseal_checksums(&mut bytes);
+    let err = Engine::from_bytes_with(&bytes, &registry()).err().unwrap();
+    assert_eq!(err.kind(), LoadErrorKind::Revision, "{err}");
+    assert!(err.to_string().contains("revision id"), "{err}");
+    assert!(artifact::verify_revision(&good).is_ok());
+    // Without verification the change is not detected: that is what the
+    // option trades away, and why it is off only on request.
+    let unverified = artifact::LoadOptions::default().verify_revision(false);
+    let loaded = Engine::load(&bytes, &registry(), &unverified).unwrap();
+    assert_eq!(
+        loaded.decide(&Call::new("other", "{}")).decision,
+        toolgate::Decision::Allow
+    );
+}
+
+/// Header counts that disagree with the records are refused by the
+/// structural checks, with or without the revision: the rule-list header's
+/// number of firing rules set to every word, which once let `ls secret`
+/// through as an allow.
+#[test]
+fn counts_that_disagree_with_the_tables_are_refused() {
+    let good = sample_engine().to_bytes();
+    let base = words_at(&good);
+    let unverified = artifact::LoadOptions::default().verify_revision(false);
+    // (header word, value): firing rules, deny rules, ask rules, sources,
+    // tools, the default, rules.
+    for (word, value) in [
+        (3, u32::MAX),
+        (3, 0),
+        (4, 9),
+        (5, 0),
+        (6, 0),
+        (8, 1),
+        (12, 7),
+        (1, 3),
+    ] {
+        let mut bytes = good.clone();
+        let at = base + 4 * word;
+        bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        reseal(&mut bytes);
+        for options in [artifact::LoadOptions::default(), unverified] {
+            let err = Engine::load(&bytes, &registry(), &options).err();
+            assert_eq!(
+                err.as_ref().map(|e| e.kind()),
+                Some(LoadErrorKind::Layout),
+                "header word {word} = {value:#x}: {err:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_artifact_over_the_length_cap_is_refused_before_it_is_read() {
+    let bytes = sample_engine().to_bytes();
+    let tight = artifact::LoadOptions::default().max_len(bytes.len() - 1);
+    let err = Engine::load(&bytes, &registry(), &tight).err().unwrap();
+    assert_eq!(err.kind(), LoadErrorKind::Layout);
+    assert!(err.to_string().contains("over the limit"), "{err}");
+    let exact = artifact::LoadOptions::default().max_len(bytes.len());
+    assert!(Engine::load(&bytes, &registry(), &exact).is_ok());
 }

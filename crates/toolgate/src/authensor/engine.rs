@@ -141,7 +141,21 @@ impl<'a> AuthensorEngine<'a> {
     ///
     /// The check that refused the artifact. Loading never panics.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<AuthensorEngine<'a>, LoadError> {
+        AuthensorEngine::load(bytes, &artifact::LoadOptions::default())
+    }
+
+    /// As [`AuthensorEngine::from_bytes`], under `options`.
+    ///
+    /// # Errors
+    ///
+    /// As [`AuthensorEngine::from_bytes`].
+    pub fn load(
+        bytes: &'a [u8],
+        options: &artifact::LoadOptions,
+    ) -> Result<AuthensorEngine<'a>, LoadError> {
+        options.admit(bytes)?;
         let prog = artifact::read_authensor(bytes)?;
+        options.settle(bytes)?;
         let compiled = Compiled::new(prog).map_err(artifact::layout_error)?;
         AuthensorEngine::new(compiled).map_err(artifact::layout_error)
     }

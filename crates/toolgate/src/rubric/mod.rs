@@ -509,7 +509,21 @@ impl<'a> RubricEngine<'a> {
     ///
     /// The check that refused the artifact. Loading never panics.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<RubricEngine<'a>, LoadError> {
+        RubricEngine::load(bytes, &artifact::LoadOptions::default())
+    }
+
+    /// As [`RubricEngine::from_bytes`], under `options`.
+    ///
+    /// # Errors
+    ///
+    /// As [`RubricEngine::from_bytes`].
+    pub fn load(
+        bytes: &'a [u8],
+        options: &artifact::LoadOptions,
+    ) -> Result<RubricEngine<'a>, LoadError> {
+        options.admit(bytes)?;
         let prog = artifact::read_conditions(bytes)?;
+        options.settle(bytes)?;
         let compiled = Compiled::new(prog).map_err(artifact::layout_error)?;
         Ok(RubricEngine {
             compiled: Some(compiled),

@@ -28,84 +28,96 @@ use regex_automata::dfa::dense;
 use std::borrow::Cow;
 use std::fmt;
 
+mod validate;
+
 /// The first eight bytes of every artifact.
 pub const MAGIC: [u8; 8] = *b"TOOLGATE";
 /// The byte-order mark: written little-endian, read back as this value.
 pub const BYTE_ORDER_MARK: u32 = 0x0102_0304;
-/// The format's major version: a reader refuses any other.
-pub const FORMAT_MAJOR: u16 = 1;
+/// The format's major version: a reader refuses any other. Format 2 put the
+/// program kind in a header field of its own; format 1 artifacts are refused
+/// with a message that says to compile the policy again.
+pub const FORMAT_MAJOR: u16 = 2;
 /// The format's minor version: a reader accepts a newer minor unless it sets a
 /// required feature the reader does not know.
 pub const FORMAT_MINOR: u16 = 0;
-/// The minor version of an artifact holding a condition program (1.1): a
-/// 1.0 reader refuses it through the required feature it does not know.
-pub const FORMAT_MINOR_CONDITIONS: u16 = 1;
 /// Required feature: the artifact holds DFA sections, written by the
 /// regex-automata version in the header.
 pub const FEATURE_DFA: u64 = 1;
-/// Required feature (1.1): the tables are a condition program (a Rubric
-/// bundle), not rule lists.
-pub const FEATURE_CONDITIONS: u64 = 2;
-/// Required feature (1.2): the condition program is a first-match program
-/// of Authensor policies, with their session tables. Set together with
-/// [`FEATURE_CONDITIONS`], so that a 1.1 reader refuses it.
-pub const FEATURE_AUTHENSOR: u64 = 4;
-/// The minor version of an artifact holding Authensor policies (1.2).
-pub const FORMAT_MINOR_AUTHENSOR: u16 = 2;
 /// The required features this reader knows.
-pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_CONDITIONS | FEATURE_AUTHENSOR;
+pub const KNOWN_REQUIRED: u64 = FEATURE_DFA;
+
 /// What an artifact's tables are, which decides the engine that reads them.
-/// The writer is told it by the compiler that built the tables; the header
-/// carries it as required feature bits, so that a reader of one kind refuses
-/// the others by the format's own rule for unknown required features.
+/// The compiler that built the tables tells the writer, which records it in
+/// the header's program-kind field; a loader refuses every kind but its own
+/// before it reads a section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ProgramKind {
-    /// agentpolicy rule lists (and Claude Code settings): format 1.0.
+    /// agentpolicy rule lists (and Claude Code settings): code 1.
     RuleLists,
-    /// A Rubric bundle's condition program: format 1.1, [`FEATURE_CONDITIONS`].
+    /// A Rubric bundle's condition program: code 2.
     Conditions,
     /// Authensor policies, a first-match condition program with session
-    /// tables: format 1.2, [`FEATURE_CONDITIONS`] and [`FEATURE_AUTHENSOR`].
+    /// tables: code 3.
     FirstMatch,
 }
 
 impl ProgramKind {
-    /// The required feature bits that name the kind.
-    pub fn features(self) -> u64 {
+    /// The header field's value for the kind.
+    pub fn code(self) -> u32 {
         match self {
-            ProgramKind::RuleLists => 0,
-            ProgramKind::Conditions => FEATURE_CONDITIONS,
-            ProgramKind::FirstMatch => FEATURE_CONDITIONS | FEATURE_AUTHENSOR,
+            ProgramKind::RuleLists => 1,
+            ProgramKind::Conditions => 2,
+            ProgramKind::FirstMatch => 3,
         }
     }
 
-    /// The format minor version that introduced the kind, which the writer
-    /// stamps so that an older reader refuses it.
-    pub fn minor(self) -> u16 {
-        match self {
-            ProgramKind::RuleLists => FORMAT_MINOR,
-            ProgramKind::Conditions => FORMAT_MINOR_CONDITIONS,
-            ProgramKind::FirstMatch => FORMAT_MINOR_AUTHENSOR,
+    /// The kind a header field names, `None` for a code this reader does not
+    /// know.
+    pub fn from_code(code: u32) -> Option<ProgramKind> {
+        match code {
+            1 => Some(ProgramKind::RuleLists),
+            2 => Some(ProgramKind::Conditions),
+            3 => Some(ProgramKind::FirstMatch),
+            _ => None,
         }
     }
 
-    /// The kind a header's required features name: the engine to try. A
-    /// header whose bits are inconsistent (Authensor without conditions) is
-    /// named by its most specific bit, and that engine's loader refuses it.
-    pub fn of_features(required: u64) -> ProgramKind {
-        if required & FEATURE_AUTHENSOR != 0 {
-            ProgramKind::FirstMatch
-        } else if required & FEATURE_CONDITIONS != 0 {
-            ProgramKind::Conditions
-        } else {
-            ProgramKind::RuleLists
+    /// What the kind is, as a refusal names it.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ProgramKind::RuleLists => "rule lists",
+            ProgramKind::Conditions => "a Rubric bundle",
+            ProgramKind::FirstMatch => "Authensor policies",
+        }
+    }
+
+    /// How to decide with the kind, as a refusal advises.
+    fn advice(self) -> &'static str {
+        match self {
+            ProgramKind::RuleLists => "decide with it as a policy (`Engine::from_bytes`)",
+            ProgramKind::Conditions => {
+                "decide with it as a Rubric bundle (`RubricEngine::from_bytes`)"
+            }
+            ProgramKind::FirstMatch => {
+                "decide with it as Authensor policies (`AuthensorEngine::from_bytes`)"
+            }
         }
     }
 }
 
 /// The header's length in bytes.
-pub const HEADER_LEN: usize = 104;
+pub const HEADER_LEN: usize = 112;
+/// Header field offsets (format 2): the program kind, the section count, a
+/// reserved word that must be zero, and the header checksum.
+pub const OFF_PROGRAM_KIND: usize = 96;
+/// The section count's offset.
+pub const OFF_SECTION_COUNT: usize = 100;
+/// The reserved word's offset.
+pub const OFF_RESERVED: usize = 104;
+/// The header checksum's offset.
+pub const OFF_HEADER_CRC: usize = 108;
 /// A section table entry's length in bytes.
 pub const ENTRY_LEN: usize = 32;
 /// The regex-automata version whose DFA format this build reads and writes.
@@ -153,8 +165,12 @@ pub enum LoadErrorKind {
     /// A matcher kind or splitter the tables name was not supplied.
     Missing,
     /// The artifact holds another kind of program than the loader reads:
-    /// rule lists where a condition program was expected, or the reverse.
+    /// rule lists where a condition program was expected, or the reverse;
+    /// or a kind this reader does not know.
     ProgramKind,
+    /// The revision id does not match the contents: the artifact was changed
+    /// after it was written and its checksums recomputed.
+    Revision,
 }
 
 impl LoadError {
@@ -188,6 +204,8 @@ pub struct Header {
     pub minor: u16,
     /// Required feature flags.
     pub required: u64,
+    /// What the tables are (the header's program-kind field).
+    pub kind: ProgramKind,
     /// Optional feature flags.
     pub optional: u64,
     /// The toolgate version that wrote it.
@@ -234,13 +252,33 @@ impl Section {
     }
 }
 
-/// CRC-32 of the header's first 100 bytes and the section table: what the
-/// header's last field holds.
+/// CRC-32 of the header up to its checksum field and of the section table:
+/// what the header's last field holds.
 pub fn header_crc(bytes: &[u8], table_end: usize) -> u32 {
     let mut h = crc32fast::Hasher::new();
-    h.update(bytes.get(..100).unwrap_or_default());
+    h.update(bytes.get(..OFF_HEADER_CRC).unwrap_or_default());
     h.update(bytes.get(HEADER_LEN..table_end).unwrap_or_default());
     h.finalize()
+}
+
+/// The bytes the revision id is the BLAKE3 hash of, in order: everything
+/// but the revision field itself and the header checksum. The hash is the
+/// caller's (this crate does not link BLAKE3): the writer stamps it, and a
+/// loader that verifies compares it with [`Header::revision`].
+pub fn revision_input(bytes: &[u8]) -> [&[u8]; 3] {
+    [
+        bytes.get(..64).unwrap_or_default(),
+        bytes.get(96..OFF_HEADER_CRC).unwrap_or_default(),
+        bytes.get(HEADER_LEN..).unwrap_or_default(),
+    ]
+}
+
+/// The refusal of an artifact whose revision id does not match its bytes.
+pub fn revision_error() -> LoadError {
+    LoadError::new(
+        LoadErrorKind::Revision,
+        "the artifact's revision id does not match its contents: it was changed after it was written (its checksums were recomputed); compile the policy again, or load a copy you trust",
+    )
 }
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
@@ -293,9 +331,14 @@ pub fn header(bytes: &[u8]) -> Result<Header, LoadError> {
     let major = u16_at(bytes, 12).unwrap_or(0);
     let minor = u16_at(bytes, 14).unwrap_or(0);
     if major != FORMAT_MAJOR {
+        let why = if major < FORMAT_MAJOR {
+            "an older format this toolgate no longer reads"
+        } else {
+            "a newer format than this toolgate reads"
+        };
         return Err(LoadError::new(
             Version,
-            format!("the artifact is format {major}.{minor}; this toolgate reads format {FORMAT_MAJOR}.x only: compile the policy again"),
+            format!("the artifact is format {major}.{minor}, {why} (it reads {FORMAT_MAJOR}.x): compile the policy again with this toolgate (`toolgate compile`)"),
         ));
     }
     let required = u64_at(bytes, 16).unwrap_or(u64::MAX);
@@ -306,7 +349,7 @@ pub fn header(bytes: &[u8]) -> Result<Header, LoadError> {
             format!("the artifact (format {major}.{minor}) requires features {unknown:#x} this toolgate does not know: upgrade toolgate or compile the policy again"),
         ));
     }
-    let n = u32_at(bytes, 96).unwrap_or(0);
+    let n = u32_at(bytes, OFF_SECTION_COUNT).unwrap_or(0);
     if n > MAX_SECTIONS {
         return Err(LoadError::new(
             Layout,
@@ -320,10 +363,23 @@ pub fn header(bytes: &[u8]) -> Result<Header, LoadError> {
             format!("the artifact is truncated inside its section table ({n} sections)"),
         ));
     }
-    if u32_at(bytes, 100) != Some(header_crc(bytes, table_end)) {
+    if u32_at(bytes, OFF_HEADER_CRC) != Some(header_crc(bytes, table_end)) {
         return Err(LoadError::new(
             Checksum,
             "the artifact's header checksum does not match: the file is damaged",
+        ));
+    }
+    let code = u32_at(bytes, OFF_PROGRAM_KIND).unwrap_or(0);
+    let Some(kind) = self::ProgramKind::from_code(code) else {
+        return Err(LoadError::new(
+            LoadErrorKind::ProgramKind,
+            format!("the artifact (format {major}.{minor}) holds a program of kind {code}, which this toolgate does not know: upgrade toolgate or compile the policy again"),
+        ));
+    };
+    if u32_at(bytes, OFF_RESERVED) != Some(0) {
+        return Err(LoadError::new(
+            Layout,
+            "the artifact's reserved header word is not zero: upgrade toolgate or compile the policy again",
         ));
     }
     let ra = text_at(bytes, 48, 16);
@@ -352,6 +408,7 @@ pub fn header(bytes: &[u8]) -> Result<Header, LoadError> {
         major,
         minor,
         required,
+        kind,
         optional: u64_at(bytes, 24).unwrap_or(0),
         toolgate_version: text_at(bytes, 32, 16),
         regex_automata_version: ra,
@@ -427,16 +484,7 @@ pub fn read<'a>(bytes: &'a [u8], registry: &Registry) -> Result<Program<'a>, Loa
 /// splitter resolved.
 fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
     let h = header(bytes)?;
-    if h.required & FEATURE_CONDITIONS != 0 {
-        return Err(LoadError::new(
-            LoadErrorKind::ProgramKind,
-            if h.required & FEATURE_AUTHENSOR != 0 {
-                "the artifact holds Authensor policies, not rule lists: decide with it as Authensor policies (`AuthensorEngine::from_bytes`)"
-            } else {
-                "the artifact holds a Rubric bundle, not rule lists: decide with it as a Rubric bundle (`RubricEngine::from_bytes`)"
-            },
-        ));
-    }
+    expect_kind(&h, ProgramKind::RuleLists)?;
     let p = read_sections(bytes, &h)?;
     if p.w(H_MAGIC) != PROGRAM_MAGIC {
         return Err(LoadError::new(
@@ -451,6 +499,7 @@ fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
             "the tool hash table runs past the table words",
         ));
     }
+    validate::rule_lists(&p)?;
     Ok(p)
 }
 
@@ -462,18 +511,7 @@ fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
 /// A [`LoadError`] naming the check that failed.
 pub fn read_conditions(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
     let h = header(bytes)?;
-    if h.required & FEATURE_CONDITIONS == 0 {
-        return Err(LoadError::new(
-            LoadErrorKind::ProgramKind,
-            "the artifact holds rule lists, not a Rubric bundle: decide with it as a policy (`Engine::from_bytes`)",
-        ));
-    }
-    if h.required & FEATURE_AUTHENSOR != 0 {
-        return Err(LoadError::new(
-            LoadErrorKind::ProgramKind,
-            "the artifact holds Authensor policies, not a Rubric bundle: decide with it as Authensor policies (`AuthensorEngine::from_bytes`)",
-        ));
-    }
+    expect_kind(&h, ProgramKind::Conditions)?;
     read_sections(bytes, &h)
 }
 
@@ -486,18 +524,25 @@ pub fn read_conditions(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
 /// A [`LoadError`] naming the check that failed.
 pub fn read_authensor(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
     let h = header(bytes)?;
-    if h.required & FEATURE_AUTHENSOR == 0 || h.required & FEATURE_CONDITIONS == 0 {
-        let what = if h.required & FEATURE_CONDITIONS != 0 {
-            "a Rubric bundle, not Authensor policies: decide with it as a Rubric bundle (`RubricEngine::from_bytes`)"
-        } else {
-            "rule lists, not Authensor policies: decide with it as a policy (`Engine::from_bytes`)"
-        };
-        return Err(LoadError::new(
-            LoadErrorKind::ProgramKind,
-            format!("the artifact holds {what}"),
-        ));
-    }
+    expect_kind(&h, ProgramKind::FirstMatch)?;
     read_sections(bytes, &h)
+}
+
+/// Refuses an artifact whose header names another program kind than the
+/// loader reads, before any section is touched.
+fn expect_kind(h: &Header, want: ProgramKind) -> Result<(), LoadError> {
+    if h.kind == want {
+        return Ok(());
+    }
+    Err(LoadError::new(
+        LoadErrorKind::ProgramKind,
+        format!(
+            "the artifact holds {}, not {}: {}",
+            h.kind.noun(),
+            want.noun(),
+            h.kind.advice()
+        ),
+    ))
 }
 
 /// A condition program's header check failure, as a load error.
