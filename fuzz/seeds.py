@@ -153,7 +153,7 @@ def main():
                         for l in lists_of(s):
                             put("parse", l)
     rng = random.Random(0x746F6F6C)
-    for target in ("decide", "artifact", "matchers"):
+    for target in ("decide", "artifact", "artifact_semantic", "matchers"):
         for _ in range(64):
             n = rng.choice([64, 256, 1024, 2048])
             put(target, bytes(rng.getrandbits(8) for _ in range(n)))

@@ -102,6 +102,14 @@ enum Command {
         /// The largest artifact accepted, in bytes.
         #[arg(long, requires = "bundle", default_value_t = toolgate::artifact::DEFAULT_MAX_LEN)]
         max_artifact_bytes: usize,
+        /// The longest input line, in bytes; a longer line is answered with
+        /// a deny without being parsed.
+        #[arg(long, default_value_t = DEFAULT_MAX_LINE)]
+        max_line_bytes: usize,
+        /// The most calls one batch line may hold; a larger batch is
+        /// answered with a deny.
+        #[arg(long, default_value_t = DEFAULT_MAX_BATCH)]
+        max_batch: usize,
         /// The policy's format; recognised by shape when absent.
         #[arg(long, value_enum)]
         format: Option<Format>,
@@ -234,48 +242,57 @@ fn main() -> ExitCode {
             bundle,
             no_verify,
             max_artifact_bytes,
+            max_line_bytes,
+            max_batch,
             format,
             engine,
             calls,
-        } => match (policy, bundle) {
-            (_, Some(bundle)) => decide_bundle(
-                &bundle,
-                &calls,
-                &LoadOptions::default()
-                    .verify_revision(!no_verify)
-                    .max_len(max_artifact_bytes),
-            ),
-            (policy, None) => {
-                if let Some(p) = &policy {
-                    if settings.is_empty() && !is_settings(p, format) {
-                        match authensor_policies(p, format) {
-                            Err(code) => return code,
-                            Ok(Some(ps)) => {
-                                return match authensor_engine(&ps, engine, p) {
-                                    Ok(e) => decide_authensor(e.as_ref(), &calls),
-                                    Err(code) => code,
+        } => {
+            let intake = Intake {
+                max_line: max_line_bytes,
+                max_batch,
+            };
+            match (policy, bundle) {
+                (_, Some(bundle)) => decide_bundle(
+                    &bundle,
+                    &calls,
+                    &LoadOptions::default()
+                        .verify_revision(!no_verify)
+                        .max_len(max_artifact_bytes),
+                    intake,
+                ),
+                (policy, None) => {
+                    if let Some(p) = &policy {
+                        if settings.is_empty() && !is_settings(p, format) {
+                            match authensor_policies(p, format) {
+                                Err(code) => return code,
+                                Ok(Some(ps)) => {
+                                    return match authensor_engine(&ps, engine, p) {
+                                        Ok(e) => decide_authensor(e.as_ref(), &calls, intake),
+                                        Err(code) => code,
+                                    }
                                 }
+                                Ok(None) => {}
                             }
-                            Ok(None) => {}
+                            return match rubric_bundle(p, format) {
+                                Err(code) => code,
+                                Ok(Some(b)) => match rubric_engine(&b, engine) {
+                                    Ok(e) => decide_rubric(e.as_ref(), &calls, intake),
+                                    Err(code) => code,
+                                },
+                                Ok(None) => match build(p, format, engine) {
+                                    Ok(e) => decide(e.as_ref(), &calls, intake, &|c| c),
+                                    Err(code) => code,
+                                },
+                            };
                         }
-                        return match rubric_bundle(p, format) {
-                            Err(code) => code,
-                            Ok(Some(b)) => match rubric_engine(&b, engine) {
-                                Ok(e) => decide_rubric(e.as_ref(), &calls),
-                                Err(code) => code,
-                            },
-                            Ok(None) => match build(p, format, engine) {
-                                Ok(e) => decide(e.as_ref(), &calls, &|c| c),
-                                Err(code) => code,
-                            },
-                        };
                     }
+                    let mut files: Vec<String> = policy.into_iter().collect();
+                    files.extend(settings);
+                    decide_settings(&files, trust_project, engine, intake, &calls)
                 }
-                let mut files: Vec<String> = policy.into_iter().collect();
-                files.extend(settings);
-                decide_settings(&files, trust_project, engine, &calls)
             }
-        },
+        }
         Command::Hook {
             agent: HookAgent::ClaudeCode,
             settings,
@@ -881,7 +898,7 @@ fn inspection_text(path: &str, i: &toolgate::artifact::Inspection) -> String {
     o
 }
 
-fn decide_bundle(path: &str, calls: &str, options: &LoadOptions) -> ExitCode {
+fn decide_bundle(path: &str, calls: &str, options: &LoadOptions, intake: Intake) -> ExitCode {
     let mapped = match read_or_exit(path, options) {
         Ok(m) => m,
         Err(code) => return code,
@@ -890,7 +907,7 @@ fn decide_bundle(path: &str, calls: &str, options: &LoadOptions) -> ExitCode {
     let kind = toolgate::artifact::header(&mapped).map_or(ProgramKind::RuleLists, |h| h.kind);
     if kind == ProgramKind::FirstMatch {
         return match AuthensorEngine::load(&mapped, options) {
-            Ok(engine) => decide_authensor(&engine, calls),
+            Ok(engine) => decide_authensor(&engine, calls, intake),
             Err(e) => {
                 eprintln!("error: `{path}` is not a usable artifact: {e}");
                 ExitCode::from(EXIT_INVALID)
@@ -899,7 +916,7 @@ fn decide_bundle(path: &str, calls: &str, options: &LoadOptions) -> ExitCode {
     }
     if kind == ProgramKind::Conditions {
         return match toolgate::rubric::RubricEngine::load(&mapped, options) {
-            Ok(engine) => decide_rubric(&engine, calls),
+            Ok(engine) => decide_rubric(&engine, calls, intake),
             Err(e) => {
                 eprintln!("error: `{path}` is not a usable artifact: {e}");
                 ExitCode::from(EXIT_INVALID)
@@ -907,7 +924,7 @@ fn decide_bundle(path: &str, calls: &str, options: &LoadOptions) -> ExitCode {
         };
     }
     match Engine::load(&mapped, &registry(), options) {
-        Ok(engine) => decide(&engine, calls, &|c| c),
+        Ok(engine) => decide(&engine, calls, intake, &|c| c),
         Err(e) => {
             eprintln!("error: `{path}` is not a usable artifact: {e}");
             ExitCode::from(EXIT_INVALID)
@@ -917,9 +934,13 @@ fn decide_bundle(path: &str, calls: &str, options: &LoadOptions) -> ExitCode {
 
 /// Decides Rubric requests: one JSON object per line in, one result per
 /// line out. A line that cannot be read is answered with a deny.
-fn decide_rubric(engine: &dyn toolgate::rubric::RubricEvaluator, calls: &str) -> ExitCode {
+fn decide_rubric(
+    engine: &dyn toolgate::rubric::RubricEvaluator,
+    calls: &str,
+    intake: Intake,
+) -> ExitCode {
     use toolgate::rubric::Request;
-    lines(calls, |line, out| {
+    lines(calls, intake, |line, out| {
         let request = match line {
             Ok(text) => Request::from_json(text).unwrap_or_else(Request::unreadable),
             Err(why) => Request::unreadable(why),
@@ -931,8 +952,8 @@ fn decide_rubric(engine: &dyn toolgate::rubric::RubricEvaluator, calls: &str) ->
 /// Decides action envelopes: one JSON object per line in (its earlier
 /// actions in an optional `session` member), one result per line out. A
 /// line that cannot be read is answered with a deny saying why.
-fn decide_authensor(engine: &dyn AuthensorEvaluator, envelopes: &str) -> ExitCode {
-    lines(envelopes, |line, out| {
+fn decide_authensor(engine: &dyn AuthensorEvaluator, envelopes: &str, intake: Intake) -> ExitCode {
+    lines(envelopes, intake, |line, out| {
         let envelope = match line.map(toolgate::json::parse_strict) {
             Ok(Ok(v)) => Envelope::from_value(v).unwrap_or_else(Envelope::unreadable),
             Ok(Err(e)) => Envelope::unreadable(format!("the line is not JSON: {e}")),
@@ -943,17 +964,54 @@ fn decide_authensor(engine: &dyn AuthensorEvaluator, envelopes: &str) -> ExitCod
 }
 
 /// Decides calls: one call JSON per line in, one verdict JSON per line out.
-fn decide(engine: &dyn Evaluator, calls: &str, prep: &dyn Fn(Call) -> Call) -> ExitCode {
-    lines(calls, |line, out| match line {
-        Ok(text) => decide_line(engine, text, prep, out),
+fn decide(
+    engine: &dyn Evaluator,
+    calls: &str,
+    intake: Intake,
+    prep: &dyn Fn(Call) -> Call,
+) -> ExitCode {
+    lines(calls, intake, |line, out| match line {
+        Ok(text) => decide_line(engine, text, intake.max_batch, prep, out),
         Err(why) => write_verdict(&unreadable(why), out),
     })
 }
 
-/// Reads `calls` (a file, or `-` for standard input) line by line, skipping
-/// blank lines, and writes what `answer` appends for each line, flushing
-/// before any read that could wait.
-fn lines(calls: &str, mut answer: impl FnMut(Result<&str, &str>, &mut String)) -> ExitCode {
+/// The bounds of `decide`'s intake: the longest line it reads, and the most
+/// calls one batch line may hold. Past either, the line is answered with a
+/// deny before it is parsed, and memory stays within a small constant of
+/// the cap.
+#[derive(Clone, Copy, Debug)]
+struct Intake {
+    max_line: usize,
+    max_batch: usize,
+}
+
+/// The default longest line: 8 MiB, room for a call that writes a large
+/// file.
+const DEFAULT_MAX_LINE: usize = 8 << 20;
+/// The default most calls in one batch line.
+const DEFAULT_MAX_BATCH: usize = 10_000;
+
+impl Default for Intake {
+    fn default() -> Intake {
+        Intake {
+            max_line: DEFAULT_MAX_LINE,
+            max_batch: DEFAULT_MAX_BATCH,
+        }
+    }
+}
+
+/// Reads `calls` (a file, or `-` for standard input) line by line and
+/// writes what `answer` appends for each line, flushing before any read
+/// that could wait. Every line gets one answer, so answers stay aligned
+/// with lines: a blank line, a line that is not UTF-8 and a line longer
+/// than the cap are answered through `Err` with the reason (the longer
+/// line is read to its end without being kept).
+fn lines(
+    calls: &str,
+    intake: Intake,
+    mut answer: impl FnMut(Result<&str, &str>, &mut String),
+) -> ExitCode {
     let source: Box<dyn Read> = if calls == "-" {
         Box::new(std::io::stdin())
     } else {
@@ -974,19 +1032,27 @@ fn lines(calls: &str, mut answer: impl FnMut(Result<&str, &str>, &mut String)) -
             return ExitCode::from(EXIT_IO);
         }
         line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
+        let over = match read_line(&mut input, &mut line, intake.max_line) {
+            Ok(None) => break,
+            Ok(Some(over)) => over,
             Err(e) => {
                 eprintln!("error: reading requests: {e}");
                 return ExitCode::from(EXIT_IO);
             }
-        }
+        };
         text.clear();
-        match std::str::from_utf8(&line) {
-            Ok(t) if t.trim().is_empty() => continue,
-            Ok(t) => answer(Ok(t), &mut text),
-            Err(_) => answer(Err("the line is not UTF-8"), &mut text),
+        if over {
+            let why = format!(
+                "the line is longer than {} bytes: split it, or raise `--max-line-bytes`",
+                intake.max_line
+            );
+            answer(Err(&why), &mut text);
+        } else {
+            match std::str::from_utf8(&line) {
+                Ok(t) if t.trim().is_empty() => answer(Err("the line is empty"), &mut text),
+                Ok(t) => answer(Ok(t), &mut text),
+                Err(_) => answer(Err("the line is not UTF-8"), &mut text),
+            }
         }
         text.push('\n');
         if out.write_all(text.as_bytes()).is_err() {
@@ -999,13 +1065,58 @@ fn lines(calls: &str, mut answer: impl FnMut(Result<&str, &str>, &mut String)) -
     }
 }
 
+/// Reads one line (without its newline) into `line`, keeping at most `max`
+/// bytes: `None` at the end of the input, `Some(true)` for a line longer
+/// than `max`, whose rest is read and dropped.
+fn read_line(
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<bool>> {
+    let mut seen = false;
+    let mut over = false;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(seen.then_some(over));
+        }
+        seen = true;
+        let newline = buf.iter().position(|&b| b == b'\n');
+        let chunk = buf.get(..newline.unwrap_or(buf.len())).unwrap_or_default();
+        if !over {
+            if line.len() + chunk.len() > max {
+                over = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = newline.map_or(buf.len(), |i| i + 1);
+        input.consume(used);
+        if newline.is_some() {
+            return Ok(Some(over));
+        }
+    }
+}
+
 /// Decides one input line: a call, or an array of calls as one batch, and
 /// appends the answer to `out`. `prep` completes each call (the Claude Code
 /// front end fills in what its calls leave out). A line that cannot be read
 /// is answered with a deny.
-fn decide_line(engine: &dyn Evaluator, line: &str, prep: &dyn Fn(Call) -> Call, out: &mut String) {
-    // A call is read in one strict pass that builds no value; a batch (a
-    // line holding an array) is parsed whole.
+fn decide_line(
+    engine: &dyn Evaluator,
+    line: &str,
+    max_batch: usize,
+    prep: &dyn Fn(Call) -> Call,
+    out: &mut String,
+) {
+    // A call is read in one strict pass that builds no value; so is each
+    // call of a batch (a line holding an array), one at a time, up to the
+    // cap.
     if !line.trim_start().starts_with('[') {
         match Call::from_json(line).map(prep) {
             Ok(call) => write_verdict(&engine.would(&call), out),
@@ -1016,36 +1127,66 @@ fn decide_line(engine: &dyn Evaluator, line: &str, prep: &dyn Fn(Call) -> Call, 
         }
         return;
     }
-    let items = match toolgate::json::parse_strict(line) {
-        Ok(serde_json::Value::Array(items)) => items,
-        Ok(_) | Err(_) => {
-            let why = toolgate::json::parse_strict(line).err().unwrap_or_default();
-            return write_verdict(
-                &unreadable(&format!("the line is not a JSON call: {why}")),
-                out,
-            );
-        }
+    let calls = match read_batch(line, max_batch) {
+        Ok(calls) => calls,
+        Err(e) => return write_verdict(&unreadable(&e), out),
     };
-    let calls: Result<Vec<Call>, String> = items
-        .into_iter()
-        .map(|v| Call::from_value(v).map(prep))
-        .collect();
-    match calls {
-        Ok(calls) => {
-            out.push('[');
-            for (i, v) in engine.decide_batch(&calls).iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_verdict(v, out);
-            }
-            out.push(']');
+    let calls: Vec<Call> = calls.into_iter().map(prep).collect();
+    out.push('[');
+    for (i, v) in engine.decide_batch(&calls).iter().enumerate() {
+        if i > 0 {
+            out.push(',');
         }
-        Err(e) => write_verdict(
-            &unreadable(&format!("the batch holds a call that cannot be read: {e}")),
-            out,
-        ),
+        write_verdict(v, out);
     }
+    out.push(']');
+}
+
+/// Reads a batch line: a JSON array of calls, each read as
+/// [`Call::from_json`] reads a line, refused past `max` calls before the
+/// next one is read.
+fn read_batch(line: &str, max: usize) -> Result<Vec<Call>, String> {
+    struct Batch {
+        max: usize,
+    }
+    impl<'de> serde::de::Visitor<'de> for Batch {
+        type Value = Vec<Call>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of calls")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<Call>, A::Error> {
+            let mut calls = Vec::new();
+            while let Some(raw) = seq.next_element::<&serde_json::value::RawValue>()? {
+                if calls.len() == self.max {
+                    return Err(serde::de::Error::custom(format!(
+                        "the batch holds more than {} calls: split it, or raise `--max-batch`",
+                        self.max
+                    )));
+                }
+                let call = Call::from_json(raw.get()).map_err(|e| {
+                    serde::de::Error::custom(format!(
+                        "the batch holds a call that cannot be read: {e}"
+                    ))
+                })?;
+                calls.push(call);
+            }
+            Ok(calls)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(line);
+    serde::Deserializer::deserialize_seq(&mut de, Batch { max })
+        .and_then(|c| de.end().map(|()| c))
+        .map_err(|e| {
+            let e = e.to_string();
+            if e.starts_with("the batch") {
+                e
+            } else {
+                format!("the line is not a JSON call: {e}")
+            }
+        })
 }
 
 /// Appends a verdict's JSON form to `out`: the same bytes as
@@ -1277,6 +1418,7 @@ fn decide_settings(
     files: &[String],
     trust_project: bool,
     engine: EngineArg,
+    intake: Intake,
     calls: &str,
 ) -> ExitCode {
     let files: Vec<String> = files.iter().map(|f| absolute(f)).collect();
@@ -1320,7 +1462,7 @@ fn decide_settings(
         }
         toolgate::claude::prepare_call(c)
     };
-    decide(&evaluator, calls, &prep)
+    decide(&evaluator, calls, intake, &prep)
 }
 
 /// Prints a hook answer; the hook always exits 0 so that the agent reads it.

@@ -221,16 +221,12 @@ fn unreadable_envelopes_are_denied_saying_why() {
         let o = run(&args, lines);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let all = results(&o);
-        assert_eq!(
-            all.len(),
-            7,
-            "a blank line is skipped, every other answered"
-        );
+        assert_eq!(all.len(), 8, "every line is answered, a blank one too");
         let why: Vec<&str> = all
             .iter()
             .map(|r| r["decision"]["reason"].as_str().unwrap_or(""))
             .collect();
-        for (r, w) in all.iter().zip(&why).take(6) {
+        for (r, w) in all.iter().zip(&why).take(7) {
             assert_eq!(r["decision"]["outcome"], "deny", "{w}");
             assert!(r["decision"].get("policyId").is_none(), "{w}");
             assert!(w.starts_with("the envelope could not be read: "), "{w}");
@@ -238,17 +234,18 @@ fn unreadable_envelopes_are_denied_saying_why() {
         }
         assert!(why[0].contains("the line is not JSON"), "{}", why[0]);
         assert!(why[1].contains("not UTF-8"), "{}", why[1]);
-        assert!(why[2].contains("not a JSON object"), "{}", why[2]);
-        assert!(why[3].contains("`resource` is missing"), "{}", why[3]);
+        assert!(why[2].contains("the line is empty"), "{}", why[2]);
+        assert!(why[3].contains("not a JSON object"), "{}", why[3]);
+        assert!(why[4].contains("`resource` is missing"), "{}", why[4]);
         assert!(
-            why[4].contains("`session.actions[0].actionType`"),
+            why[5].contains("`session.actions[0].actionType`"),
             "{}",
-            why[4]
+            why[5]
         );
         // A duplicate key could be read two ways: it is not read at all.
-        assert!(why[5].contains("duplicate key `action`"), "{}", why[5]);
+        assert!(why[6].contains("duplicate key `action`"), "{}", why[6]);
         // The line after them is decided as usual.
-        assert_eq!(brief(&all[6]), "allow agents read-tmp");
+        assert_eq!(brief(&all[7]), "allow agents read-tmp");
     }
 }
 

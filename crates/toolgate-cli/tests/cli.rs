@@ -77,25 +77,29 @@ fn decide_streams_verdicts_and_denies_what_it_cannot_read() {
     let out = run(&["decide", "--policy", "examples/policy.json"], input);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
-    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines.len(), 5, "{lines:?}");
     assert_eq!(
         lines[0],
         r#"{"decision":"allow","rule":"bash(git status:*)","reason":"allowed by bash(git status:*)","by":"policy","call_id":"a"}"#
     );
-    assert!(
-        lines[1].starts_with(r#"{"decision":"deny","reason":"the call could not be read: "#),
-        "{}",
-        lines[1]
+    assert_eq!(
+        lines[1],
+        r#"{"decision":"deny","reason":"the call could not be read: the line is empty","by":"policy"}"#
     );
-    let batch: serde_json::Value = serde_json::from_str(&lines[2]).unwrap();
+    assert!(
+        lines[2].starts_with(r#"{"decision":"deny","reason":"the call could not be read: "#),
+        "{}",
+        lines[2]
+    );
+    let batch: serde_json::Value = serde_json::from_str(&lines[3]).unwrap();
     assert_eq!(batch[0]["held"], true);
     assert_eq!(batch[1]["decision"], "ask");
     assert!(
-        lines[3].contains(
+        lines[4].contains(
             r#""reason":"denied by bash(curl:*): outbound network is proxied; use fetch""#
         ),
         "{}",
-        lines[3]
+        lines[4]
     );
 }
 
@@ -235,4 +239,91 @@ fn format_forces_the_policy_shape() {
     );
     let right = run(&["check", settings.to_str().unwrap()], "");
     assert_eq!(right.status.code(), Some(0), "{}", text(&right.stderr));
+}
+
+/// Every line of `decide` gets one answer (a blank line too, so answers
+/// stay aligned with lines); a line over `--max-line-bytes` and a batch over
+/// `--max-batch` are answered with a deny before they are parsed, and the
+/// lines after them are still decided.
+#[test]
+fn decide_answers_every_line_and_caps_lines_and_batches() {
+    let call = r#"{"tool":"bash","args":{"command":"git status"}}"#;
+    let long = format!(
+        r#"{{"tool":"bash","args":{{"command":"{}"}}}}"#,
+        "a".repeat(300)
+    );
+    let batch3 = format!("[{call},{call},{call}]");
+    let batch2 = format!("[{call},{call}]");
+    let input = format!("{call}\n\n   \n{long}\n{batch3}\n{batch2}\n{call}");
+    let o = run(
+        &[
+            "decide",
+            "--policy",
+            "examples/policy.json",
+            "--max-line-bytes",
+            "200",
+            "--max-batch",
+            "2",
+        ],
+        &input,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let answers: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 7, "{out}");
+    assert_eq!(answers[0]["decision"], "allow", "{out}");
+    for (i, why) in [
+        (1, "the line is empty"),
+        (2, "the line is empty"),
+        (3, "longer than 200 bytes"),
+        (4, "more than 2 calls"),
+    ] {
+        assert_eq!(answers[i]["decision"], "deny", "{i}: {out}");
+        let reason = answers[i]["reason"].as_str().unwrap();
+        assert!(reason.contains(why), "{i}: {reason}");
+    }
+    assert_eq!(answers[5].as_array().map(Vec::len), Some(2), "{out}");
+    assert_eq!(answers[6]["decision"], "allow", "{out}");
+}
+
+/// A batch line of 100,001 calls is refused at the default cap (10,000)
+/// after reading no more calls than the cap, under a 256 MiB address-space
+/// limit (a million calls once took 1.5 GB to build).
+#[test]
+fn a_huge_batch_is_refused_within_bounded_memory() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("prlimit is missing; the memory bound is not checked here");
+        return;
+    }
+    let call = r#"{"tool":"bash","args":{"command":"ls"}},"#;
+    let mut line = String::from("[");
+    line.push_str(&call.repeat(100_000));
+    line.push_str(r#"{"tool":"bash"}]"#);
+    let o = {
+        let mut child = Command::new("prlimit")
+            .args(["--as=268435456", "--"])
+            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["decide", "--policy", "examples/policy.json"])
+            .current_dir(root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(line.as_bytes());
+        child.wait_with_output().unwrap()
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&o.stdout).trim()).unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("more than 10000 calls"),
+        "{v}"
+    );
 }

@@ -84,13 +84,15 @@ fn check_compile_and_decide_a_bundle() {
     all.push(results(&o));
 
     let want = &all[0];
-    assert_eq!(want.len(), 4, "blank lines are skipped");
+    assert_eq!(want.len(), 5, "every line is answered, a blank one too");
     assert_eq!(want[0]["matchedRuleId"], "no-rm");
     assert_eq!(want[0]["reason"], "no recursive deletes");
     assert_eq!(want[1]["decision"], "allow");
     assert!(want[1]["matchedPolicyId"].is_null());
-    assert_eq!(want[2]["code"], "AGENT_FROZEN");
-    assert_eq!(want[3]["code"], "INVALID_REQUEST");
+    assert_eq!(want[2]["code"], "INVALID_REQUEST");
+    assert_eq!(want[2]["decision"], "deny");
+    assert_eq!(want[3]["code"], "AGENT_FROZEN");
+    assert_eq!(want[4]["code"], "INVALID_REQUEST");
     for got in &all[1..] {
         assert_eq!(got, want);
     }

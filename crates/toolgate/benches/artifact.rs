@@ -1,5 +1,6 @@
-//! Loading an artifact beside compiling the same policy from source, at 1k,
-//! 10k and 100k rules; and deciding from a loaded artifact beside deciding
+//! Loading an artifact (with the revision verified, the default, and
+//! without) beside compiling the same policy from source, at 1k, 10k and
+//! 100k rules; and deciding from a loaded artifact beside deciding
 //! from a freshly compiled engine.
 #![allow(
     clippy::unwrap_used,
@@ -20,8 +21,8 @@ fn load_and_compile(c: &mut Criterion) {
         let policy = w.policy();
         let engine = Engine::build(&policy).unwrap();
         let bytes = engine.to_bytes();
-        // An artifact is mapped page-aligned; a Vec<u64> gives the same
-        // alignment here.
+        // An artifact read into a Vec<u8> is usually 8-byte aligned; a
+        // Vec<u64> makes sure of it here.
         let aligned: Vec<u64> = bytes
             .chunks(8)
             .map(|c| {
@@ -37,6 +38,11 @@ fn load_and_compile(c: &mut Criterion) {
         }
         g.bench_with_input(BenchmarkId::new("load", n), &view, |b, v| {
             b.iter(|| black_box(Engine::from_bytes(v).unwrap()))
+        });
+        let unverified = toolgate::artifact::LoadOptions::default().verify_revision(false);
+        let registry = toolgate::builtins::registry();
+        g.bench_with_input(BenchmarkId::new("load_unverified", n), &view, |b, v| {
+            b.iter(|| black_box(Engine::load(v, &registry, &unverified).unwrap()))
         });
         g.bench_with_input(BenchmarkId::new("compile", n), &policy, |b, p| {
             b.iter(|| black_box(Engine::build(p).unwrap()))
