@@ -367,7 +367,7 @@ fn rubric_bundle(
             return Err(ExitCode::from(EXIT_IO));
         }
     };
-    let value = match toolgate::json::parse_strict(&text) {
+    let value = match toolgate::json::parse_document(&text) {
         Ok(v) if forced || toolgate::rubric::Bundle::looks_like(&v) => v,
         Err(e) if forced => {
             eprintln!("error: `{path}` is not a Rubric bundle: {e}");
@@ -431,7 +431,7 @@ fn authensor_policies(path: &str, format: Option<Format>) -> Result<Option<Polic
             return Err(ExitCode::from(EXIT_IO));
         }
     };
-    if !forced && !toolgate::json::parse_strict(&text).is_ok_and(|v| Policies::looks_like(&v)) {
+    if !forced && !toolgate::json::parse_document(&text).is_ok_and(|v| Policies::looks_like(&v)) {
         return Ok(None);
     }
     match Policies::from_json(&text) {
@@ -1335,7 +1335,7 @@ fn is_settings(path: &str, format: Option<Format>) -> bool {
     }
     std::fs::read_to_string(path)
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|t| toolgate::json::parse_document(&t).ok())
         .is_some_and(|v| v.get("permissions").is_some())
 }
 

@@ -327,3 +327,53 @@ fn a_huge_batch_is_refused_within_bounded_memory() {
         "{v}"
     );
 }
+
+/// A JSON document that starts with a UTF-8 byte-order mark is read as the
+/// same document without it, as a TOML one is: a policy, Claude Code
+/// settings, a Rubric bundle.
+#[test]
+fn a_byte_order_mark_before_a_json_document_is_skipped() {
+    let call = "{\"tool\":\"bash\",\"args\":{\"command\":\"curl x\"}}\n";
+    let policy = std::fs::read_to_string(root().join("examples/policy.json")).unwrap();
+    let with_mark = tmp("bom-policy.json");
+    std::fs::write(&with_mark, format!("\u{feff}{policy}")).unwrap();
+    let p = with_mark.to_str().unwrap();
+    assert_eq!(run(&["check", p], "").status.code(), Some(0));
+    let plain = run(&["decide", "--policy", "examples/policy.json"], call);
+    let marked = run(&["decide", "--policy", p], call);
+    assert_eq!(text(&marked.stdout), text(&plain.stdout));
+    assert!(text(&marked.stdout).contains("\"deny\""));
+
+    let settings = tmp("bom-settings.json");
+    std::fs::write(
+        &settings,
+        "\u{feff}{\"permissions\": {\"deny\": [\"Bash(curl:*)\"]}}",
+    )
+    .unwrap();
+    let o = run(
+        &["decide", "--settings", settings.to_str().unwrap()],
+        "{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"curl x\"}}\n",
+    );
+    assert!(text(&o.stdout).contains("\"deny\""), "{}", text(&o.stderr));
+
+    let bundle = tmp("bom-bundle.json");
+    std::fs::write(
+        &bundle,
+        concat!(
+            "\u{feff}{\"policies\": [{\"policyId\": \"p\", \"policyVersion\": 1, \"document\": {\"spec\": ",
+            "{\"defaultEffect\": \"allow\", \"rules\": [{\"id\": \"r\", \"effect\": \"deny\", \"conditions\": ",
+            "[{\"field\": \"tool_name\", \"operator\": \"eq\", \"value\": \"Bash\"}]}]}}}]}"
+        ),
+    )
+    .unwrap();
+    let o = run(
+        &["decide", "--policy", bundle.to_str().unwrap()],
+        "{\"tool_name\":\"Bash\"}\n",
+    );
+    assert!(
+        text(&o.stdout).contains("\"deny\""),
+        "{} {}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+}

@@ -30,6 +30,25 @@ pub fn parse_strict(text: &str) -> Result<Value, String> {
     Ok(v)
 }
 
+/// Parses a document (a policy, settings, a bundle, policies) as strict
+/// JSON, after one leading UTF-8 byte-order mark if there is one: editors on
+/// some systems write it, and TOML documents are read with it too, so a
+/// JSON document is not refused for it. Only a document's first character
+/// may be the mark; a call or request line is read by [`parse_strict`].
+///
+/// # Errors
+///
+/// As [`parse_strict`].
+///
+/// ```
+/// use toolgate_core::json::{parse_document, parse_strict};
+/// assert!(parse_document("\u{feff}{\"default\": \"deny\"}").is_ok());
+/// assert!(parse_strict("\u{feff}{\"default\": \"deny\"}").is_err());
+/// ```
+pub fn parse_document(text: &str) -> Result<Value, String> {
+    parse_strict(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
 /// Parses bytes as strict JSON; invalid UTF-8 is an error.
 ///
 /// # Errors

@@ -16,8 +16,8 @@ use std::borrow::Cow;
 pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
     let words: Vec<u8> = p.words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut sections: Vec<(u32, u32, Cow<'_, [u8]>)> = vec![
-        (SECTION_WORDS, 8, Cow::Owned(words)),
-        (SECTION_BYTES, 8, Cow::Borrowed(&p.bytes)),
+        (SECTION_WORDS, SECTION_ALIGN, Cow::Owned(words)),
+        (SECTION_BYTES, SECTION_ALIGN, Cow::Borrowed(&p.bytes)),
     ];
     for d in &p.dfas {
         let (bytes, pad) = match d {
@@ -26,7 +26,7 @@ pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
         };
         sections.push((
             SECTION_DFA,
-            8,
+            SECTION_ALIGN,
             Cow::Owned(bytes.get(pad..).unwrap_or_default().to_vec()),
         ));
     }

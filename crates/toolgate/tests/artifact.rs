@@ -460,3 +460,25 @@ fn an_artifact_over_the_length_cap_is_refused_before_it_is_read() {
     let exact = artifact::LoadOptions::default().max_len(bytes.len());
     assert!(Engine::load(&bytes, &registry(), &exact).is_ok());
 }
+
+/// A file cut inside a section says it is truncated (it once said two
+/// sections overlap), and a section of a known kind must declare the
+/// alignment of 8 it is written with (one of 1 was accepted and copied).
+#[test]
+fn a_cut_file_is_truncated_and_every_section_is_aligned_to_8() {
+    let bytes = sample_engine().to_bytes();
+    for cut in [bytes.len() - 1, bytes.len() - 100, 600] {
+        let err = Engine::from_bytes_with(&bytes[..cut], &registry())
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), LoadErrorKind::Truncated, "cut at {cut}: {err}");
+        assert!(err.to_string().contains("truncated"), "{err}");
+    }
+    for (i, _) in reseal::sections(&bytes).iter().enumerate() {
+        let r = patched(|b| {
+            let at = artifact::HEADER_LEN + artifact::ENTRY_LEN * i + 4;
+            b[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
+        });
+        assert_eq!(r, Err(LoadErrorKind::Layout), "section {i}");
+    }
+}

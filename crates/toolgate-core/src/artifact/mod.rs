@@ -129,6 +129,10 @@ pub const SECTION_WORDS: u32 = 1;
 pub const SECTION_BYTES: u32 = 2;
 /// One DFA, in the order the tables number them.
 pub const SECTION_DFA: u32 = 3;
+/// The alignment every section of a known kind declares and has: the
+/// words are read in place as `u32`s and the DFAs as regex-automata's
+/// tables, which a smaller alignment would force to be copied.
+pub const SECTION_ALIGN: u32 = 8;
 
 /// The most sections an artifact may declare; a table claiming more is refused
 /// before anything is allocated for it.
@@ -554,6 +558,36 @@ pub fn layout_error(message: String) -> LoadError {
 /// and their count in the tables (the same header word in both kinds of
 /// program).
 fn read_sections<'a>(bytes: &'a [u8], h: &Header) -> Result<Program<'a>, LoadError> {
+    // A file cut inside a section is truncated, which is what to say before
+    // the gap check would see the cut section overlap the end of the file.
+    for s in &h.sections {
+        if s.offset
+            .checked_add(s.len)
+            .is_none_or(|end| end > bytes.len() as u64)
+        {
+            return Err(LoadError::new(
+                LoadErrorKind::Truncated,
+                format!(
+                    "the {} section (offset {}, {} bytes) runs past the end of the artifact ({} bytes): the file is truncated",
+                    s.kind_name(),
+                    s.offset,
+                    s.len,
+                    bytes.len()
+                ),
+            ));
+        }
+        if matches!(s.kind, SECTION_WORDS | SECTION_BYTES | SECTION_DFA) && s.align != SECTION_ALIGN
+        {
+            return Err(LoadError::new(
+                LoadErrorKind::Layout,
+                format!(
+                    "the {} section declares an alignment of {}, not {SECTION_ALIGN}",
+                    s.kind_name(),
+                    s.align
+                ),
+            ));
+        }
+    }
     check_gaps(bytes, h)?;
     let mut words = None;
     let mut strings = None;

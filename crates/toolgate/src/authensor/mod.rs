@@ -289,7 +289,7 @@ impl Policies {
     /// Every problem found, each naming its place in the document and
     /// pointing into `text` (so that it renders with a line and column).
     pub fn from_json(text: &str) -> Result<Policies, Diagnostics> {
-        let v = crate::json::parse_strict(text).map_err(|e| {
+        let v = crate::json::parse_document(text).map_err(|e| {
             Diagnostics::one(
                 Diagnostic::new("invalid_policy", format!("the policies are not JSON: {e}"))
                     .with_help("write one policy object or a list of them"),

@@ -462,7 +462,7 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
     let mut warnings = Vec::new();
     let mut read: Vec<Read> = Vec::new();
     for f in files {
-        let v = match crate::json::parse_strict(&f.text) {
+        let v = match crate::json::parse_document(&f.text) {
             Ok(v) => v,
             Err(e) => {
                 errors.push(invalid(

@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 ///
 /// Every problem found (see the module docs).
 pub fn from_json(text: &str) -> Result<Policy, Diagnostics> {
-    let value = crate::json::parse_strict(text).map_err(|e| {
+    let value = crate::json::parse_document(text).map_err(|e| {
         Diagnostics::one(
             Diagnostic::new(
                 "invalid_document",

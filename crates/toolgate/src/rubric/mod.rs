@@ -153,7 +153,7 @@ impl Bundle {
     ///
     /// Every problem found, each naming the policy, rule and condition.
     pub fn from_json(text: &str) -> Result<Bundle, Diagnostics> {
-        let v = crate::json::parse_strict(text).map_err(|e| {
+        let v = crate::json::parse_document(text).map_err(|e| {
             Diagnostics::one(
                 Diagnostic::new("invalid_bundle", format!("the bundle is not JSON: {e}"))
                     .with_help("write the bundle as one JSON object"),
