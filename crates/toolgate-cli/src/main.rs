@@ -521,12 +521,25 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
         }
         Ok(None) => {}
     }
-    match build(path, format, EngineArg::Compiled) {
-        Ok(_) => {
+    let policy = match load(path, format) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    match Engine::build_with(&policy, &registry()) {
+        Ok(e) => {
+            warn(&e, &text);
             eprintln!("{path}: ok");
             ExitCode::SUCCESS
         }
-        Err(code) => code,
+        Err(d) => report(&d.in_file(path), &text),
+    }
+}
+
+/// Prints what check said about a policy that did not stop the build.
+fn warn(engine: &Engine<'_>, text: &str) {
+    for w in engine.warnings() {
+        eprint!("{}", w.render(Some(text)).replacen("error", "warning", 1));
     }
 }
 
@@ -569,12 +582,13 @@ fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
                     Ok(p) => p,
                     Err(code) => return code,
                 };
+                let text = std::fs::read_to_string(path).unwrap_or_default();
                 match Engine::build_with(&policy, &registry()) {
-                    Ok(e) => e.to_bytes(),
-                    Err(d) => {
-                        let text = std::fs::read_to_string(path).unwrap_or_default();
-                        return report(&d.in_file(path), &text);
+                    Ok(e) => {
+                        warn(&e, &text);
+                        e.to_bytes()
                     }
+                    Err(d) => return report(&d.in_file(path), &text),
                 }
             }
         }

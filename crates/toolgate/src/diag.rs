@@ -122,13 +122,34 @@ impl Diagnostic {
                     .saturating_sub(span.start)
                     .min(text.len().saturating_sub(col - 1))
                     .max(1);
-                let lead: String = text
-                    .chars()
-                    .take(col.saturating_sub(1))
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                // A long line (a policy written on one line, a rule list of
+                // thousands) is shown as a window around the span.
+                let chars: Vec<char> = text.chars().collect();
+                let at = col.saturating_sub(1);
+                let (from, to) = if chars.len() > 160 {
+                    (
+                        at.saturating_sub(40),
+                        chars.len().min(at + width.min(80) + 40),
+                    )
+                } else {
+                    (0, chars.len())
+                };
+                let mut shown: String = chars.get(from..to).unwrap_or_default().iter().collect();
+                let mut lead: String = chars
+                    .get(from..at.max(from))
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|&c| if c == '\t' { '\t' } else { ' ' })
                     .collect();
-                out.push_str(&format!("{pad} |\n{gutter} | {text}\n{pad} | {lead}"));
-                out.push_str(&"^".repeat(width.min(200)));
+                if from > 0 {
+                    shown.insert(0, '…');
+                    lead.insert(0, ' ');
+                }
+                if to < chars.len() {
+                    shown.push('…');
+                }
+                out.push_str(&format!("{pad} |\n{gutter} | {shown}\n{pad} | {lead}"));
+                out.push_str(&"^".repeat(width.min(80)));
                 out.push('\n');
             }
         }

@@ -97,6 +97,9 @@ pub struct Engine<'a> {
     program: Program<'a>,
     registry: Registry,
     sets: Vec<ActiveSet>,
+    /// What check said that did not stop the build (none for an engine
+    /// loaded from an artifact).
+    warnings: Vec<crate::diag::Diagnostic>,
 }
 
 impl Engine<'static> {
@@ -124,10 +127,17 @@ impl Engine<'static> {
         let checked = check::check(&ir, registry).map_err(|d| d.in_file(&policy.file))?;
         let program =
             compile::compile(&checked, Limits::default()).map_err(|d| d.in_file(&policy.file))?;
+        let mut warnings = checked.warnings.clone();
+        for w in &mut warnings {
+            if w.location.file.is_empty() {
+                w.location.file.clone_from(&policy.file);
+            }
+        }
         Ok(Engine {
             program,
             registry: registry.clone(),
             sets: Vec::new(),
+            warnings,
         })
     }
 }
@@ -185,6 +195,7 @@ impl<'a> Engine<'a> {
             program,
             registry: registry.clone(),
             sets: Vec::new(),
+            warnings: Vec::new(),
         })
     }
 
@@ -201,7 +212,14 @@ impl<'a> Engine<'a> {
             program: self.program.into_owned(),
             registry: self.registry,
             sets: self.sets,
+            warnings: self.warnings,
         }
+    }
+
+    /// What check said about the policy that did not stop the build: rules
+    /// written more than once and folded into one (`duplicate_rule`).
+    pub fn warnings(&self) -> &[crate::diag::Diagnostic] {
+        &self.warnings
     }
 
     /// The compiled tables of the policy.
@@ -461,6 +479,7 @@ impl<'a> Engine<'a> {
             withheld: Vec::new(),
             tools: tools.clone(),
             aliases: aliases.clone(),
+            warnings: Vec::new(),
         };
         let restrict = match compile::compile(&restrict, Limits::default()) {
             Ok(p) => p,
@@ -516,6 +535,7 @@ impl<'a> Engine<'a> {
             withheld,
             tools,
             aliases,
+            warnings: Vec::new(),
         };
         let prog = match compile::compile(&checked, Limits::default()) {
             Ok(p) => p,

@@ -482,3 +482,42 @@ fn a_cut_file_is_truncated_and_every_section_is_aligned_to_8() {
         assert_eq!(r, Err(LoadErrorKind::Layout), "section {i}");
     }
 }
+
+/// A rule written many times in one source (same list, tool, specifier,
+/// source and note) compiles to the artifact of one copy, with one
+/// warning saying how many there were; the same rule in two sources, or
+/// with another note, is not a copy.
+#[test]
+fn duplicate_rules_fold_into_one_with_a_warning() {
+    let doc = |deny: &str| {
+        format!(
+            r#"{{"default": "ask", "matchers": {{"bash": {{"match": "prefix", "field": "command"}}}}, "deny": "{deny}"}}"#
+        )
+    };
+    let one = Engine::build(&Policy::from_json(&doc("bash(rm:*)")).unwrap()).unwrap();
+    assert!(one.warnings().is_empty());
+    let many =
+        Engine::build(&Policy::from_json(&doc(&["bash(rm:*)"; 5_000].join(" "))).unwrap()).unwrap();
+    assert_eq!(many.to_bytes(), one.to_bytes());
+    assert_eq!(many.warnings().len(), 1);
+    let w = &many.warnings()[0];
+    assert_eq!(w.kind, "duplicate_rule");
+    assert!(
+        w.message.contains("`bash(rm:*)` is written 5000 times"),
+        "{}",
+        w.message
+    );
+    let c = Call::new("bash", r#"{"command": "rm -rf /"}"#);
+    assert_eq!(many.decide(&c), one.decide(&c));
+
+    let two_sources = Policy::from_json(
+        r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "command"}},
+            "sources": [{"name": "a", "rank": 2, "trusted": true, "deny": "bash(rm:*)"},
+                        {"name": "b", "rank": 1, "trusted": true, "deny": "bash(rm:*)"}],
+            "deny": "bash(rm:*)"}"#,
+    )
+    .unwrap();
+    let e = Engine::build(&two_sources).unwrap();
+    assert!(e.warnings().is_empty(), "{:?}", e.warnings());
+    assert_eq!(artifact::inspect(&e.to_bytes()).unwrap().counts.deny, 3);
+}

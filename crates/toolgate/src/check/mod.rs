@@ -13,7 +13,7 @@ use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::ir::{Combining, Ir, IrRule, RuleClass, Target};
 use crate::policy::List;
 use crate::registry::{Lowering, MatcherKind, Registry, Splitter};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// A source after the merge.
@@ -81,6 +81,9 @@ pub struct Checked<'a> {
     pub tools: Vec<ToolInfo>,
     /// The alias table, sorted by rule name.
     pub aliases: Vec<(String, Vec<String>)>,
+    /// What check found worth saying that does not stop the build: rules
+    /// written more than once, folded into one (`duplicate_rule`).
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Checked<'_> {
@@ -239,8 +242,22 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
     tools.sort_by(|a, b| a.name.cmp(&b.name));
 
     // Rules: merged order, aliases expanded, each checked. Deny, ask, allow.
+    // A rule written again (same list, tool, specifier, source and note)
+    // decides nothing the first copy does not, so the copies fold into the
+    // first, with one warning per rule saying how many there were: a
+    // million copies must not make a million table entries.
     let mut lists: [Vec<CRule<'a>>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     let mut withheld = Vec::new();
+    type Key<'k> = (
+        usize,
+        &'k str,
+        bool,
+        Option<&'k str>,
+        bool,
+        u32,
+        Option<&'k str>,
+    );
+    let mut firsts: HashMap<Key<'a>, (u32, usize, &'a str)> = HashMap::new();
     for l in List::ALL {
         for &si in &order {
             let Some(src) = ir.sources.get(si) else {
@@ -253,6 +270,16 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
                 .filter(|r| r.list == l && r.source.0 as usize == si)
             {
                 for c in expand(ir, r, merged, &aliases) {
+                    let key = (l.index(), c.tool, c.glob, c.spec, c.carve, c.source, c.note);
+                    match firsts.entry(key) {
+                        std::collections::hash_map::Entry::Occupied(mut e) => {
+                            e.get_mut().1 += 1;
+                            continue;
+                        }
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            e.insert((c.location, 1, c.text));
+                        }
+                    }
                     if l == List::Allow && !src.trusted {
                         withheld.push(c);
                         continue;
@@ -277,6 +304,27 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
         }
     }
 
+    let mut folded: Vec<(u32, usize, &str, &str)> = firsts
+        .into_iter()
+        .filter(|(_, (_, n, _))| *n > 1)
+        .map(|((l, ..), (loc, n, text))| {
+            let list = List::from_index(l).map_or("", List::name);
+            (loc, n, list, text)
+        })
+        .collect();
+    folded.sort_unstable();
+    let warnings = folded
+        .into_iter()
+        .map(|(loc, n, list, text)| {
+            Diagnostic::new(
+                "duplicate_rule",
+                format!("the {list} rule `{text}` is written {n} times in one source; the copies are folded into one"),
+            )
+            .with_help("remove the copies")
+            .at(ir.location(loc))
+            .with_token(text)
+        })
+        .collect();
     match Diagnostics::from_vec(errors) {
         Some(d) => Err(d),
         None => Ok(Checked {
@@ -286,6 +334,7 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
             withheld,
             tools,
             aliases,
+            warnings,
         }),
     }
 }
