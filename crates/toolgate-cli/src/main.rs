@@ -10,6 +10,8 @@
 //! | 64 | a usage error |
 #![forbid(unsafe_code)]
 
+mod guard;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::ExitCode;
@@ -1562,7 +1564,11 @@ fn hook_reason(v: &Verdict) -> String {
 }
 
 fn hook(settings: &[String], bundle: Option<&str>, trust_project: bool) -> ExitCode {
-    const LIMIT: u64 = 16 << 20;
+    if !guard::is_decider() {
+        return guard::supervise(&|why| hook_answer(Decision::Deny, why));
+    }
+    guard::inject_fault();
+    const LIMIT: u64 = guard::INPUT_LIMIT;
     let mut input = Vec::new();
     if let Err(e) = std::io::stdin()
         .lock()
@@ -1583,6 +1589,15 @@ fn hook(settings: &[String], bundle: Option<&str>, trust_project: bool) -> ExitC
     let Ok(text) = std::str::from_utf8(&input) else {
         return hook_answer(Decision::Deny, "the hook input is not UTF-8");
     };
+    if guard::too_many_values(text) {
+        return hook_answer(
+            Decision::Deny,
+            &format!(
+                "the hook input holds more than {} JSON values",
+                guard::VALUE_LIMIT
+            ),
+        );
+    }
     let payload = match toolgate::claude::Payload::from_json(text) {
         Ok(p) => p,
         Err(e) => return hook_answer(Decision::Deny, &e),

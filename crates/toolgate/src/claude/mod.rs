@@ -406,6 +406,11 @@ fn dir_pattern(dir: &str) -> String {
             out.push(c);
         }
     }
+    // The root itself: `//` is the absolute `/` (a lone `/` would be the
+    // project root, and as a directory pattern names nothing).
+    if out == "/" {
+        out.push('/');
+    }
     out
 }
 
