@@ -33,33 +33,9 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 /// five million empty arrays once took 2.4 GB).
 pub const VALUE_LIMIT: usize = 1_000_000;
 
-/// Whether `text` holds more than [`VALUE_LIMIT`] JSON values, counted as
-/// the commas, brackets and braces outside strings, in one pass and
-/// without allocating.
+/// Whether `text` holds more than [`VALUE_LIMIT`] JSON values.
 pub fn too_many_values(text: &str) -> bool {
-    let (mut n, mut in_str, mut escaped) = (0usize, false, false);
-    for &b in text.as_bytes() {
-        if in_str {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_str = false,
-                _ => {}
-            }
-        } else {
-            match b {
-                b'"' => in_str = true,
-                b',' | b'[' | b'{' => {
-                    n += 1;
-                    if n > VALUE_LIMIT {
-                        return true;
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    false
+    toolgate::json::values_over(text, VALUE_LIMIT)
 }
 
 /// Whether this process is the decider.

@@ -112,6 +112,11 @@ enum Command {
         /// answered with a deny.
         #[arg(long, default_value_t = DEFAULT_MAX_BATCH)]
         max_batch: usize,
+        /// The most JSON values one line may hold (counted as its commas,
+        /// brackets and braces outside strings), so that a line's parsed
+        /// form stays within a small multiple of its length.
+        #[arg(long, default_value_t = guard::VALUE_LIMIT)]
+        max_values: usize,
         /// The policy's format; recognised by shape when absent.
         #[arg(long, value_enum)]
         format: Option<Format>,
@@ -246,6 +251,7 @@ fn main() -> ExitCode {
             max_artifact_bytes,
             max_line_bytes,
             max_batch,
+            max_values,
             format,
             engine,
             calls,
@@ -253,6 +259,7 @@ fn main() -> ExitCode {
             let intake = Intake {
                 max_line: max_line_bytes,
                 max_batch,
+                max_values,
             };
             match (policy, bundle) {
                 (_, Some(bundle)) => decide_bundle(
@@ -1000,6 +1007,7 @@ fn decide(
 struct Intake {
     max_line: usize,
     max_batch: usize,
+    max_values: usize,
 }
 
 /// The default longest line: 8 MiB, room for a call that writes a large
@@ -1013,6 +1021,7 @@ impl Default for Intake {
         Intake {
             max_line: DEFAULT_MAX_LINE,
             max_batch: DEFAULT_MAX_BATCH,
+            max_values: guard::VALUE_LIMIT,
         }
     }
 }
@@ -1066,6 +1075,13 @@ fn lines(
         } else {
             match std::str::from_utf8(&line) {
                 Ok(t) if t.trim().is_empty() => answer(Err("the line is empty"), &mut text),
+                Ok(t) if toolgate::json::values_over(t, intake.max_values) => {
+                    let why = format!(
+                        "the line holds more than {} JSON values: split it, or raise `--max-values`",
+                        intake.max_values
+                    );
+                    answer(Err(&why), &mut text);
+                }
                 Ok(t) => answer(Ok(t), &mut text),
                 Err(_) => answer(Err("the line is not UTF-8"), &mut text),
             }

@@ -289,6 +289,42 @@ fn decide_answers_every_line_and_caps_lines_and_batches() {
     assert_eq!(answers[6]["decision"], "allow", "{out}");
 }
 
+/// A line of more JSON values than `--max-values` is answered with a deny
+/// before it is parsed.
+#[test]
+fn decide_refuses_a_line_of_too_many_values() {
+    let many = format!(
+        r#"{{"tool":"bash","args":{{"command":"git status","x":[{}]}}}}"#,
+        vec!["0"; 50].join(",")
+    );
+    let input = format!("{many}\n{{\"tool\":\"bash\",\"args\":{{\"command\":\"git status\"}}}}\n");
+    let o = run(
+        &[
+            "decide",
+            "--policy",
+            "examples/policy.json",
+            "--max-values",
+            "40",
+        ],
+        &input,
+    );
+    let out = text(&o.stdout);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[0]["decision"], "deny");
+    assert!(
+        lines[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("more than 40 JSON values"),
+        "{out}"
+    );
+    assert_eq!(lines[1]["decision"], "allow");
+}
+
 /// A batch line of 100,001 calls is refused at the default cap (10,000)
 /// after reading no more calls than the cap, under a 256 MiB address-space
 /// limit (a million calls once took 1.5 GB to build).
