@@ -21,7 +21,7 @@ if [ "$n" -gt 16 ]; then
 else
   echo "layering: toolgate-core's tree has $n crates (at most 16)"
 fi
-for banned in pest pest_derive bumpalo clap url toml blake3 regex-syntax memmap2 arbitrary \
+for banned in pest pest_derive bumpalo clap url toml blake3 ed25519-dalek regex-syntax memmap2 arbitrary \
   toolgate toolgate-shell toolgate-testing; do
   if grep -qx "$banned" <<<"$core"; then
     say_fail "toolgate-core depends on \`$banned\`"

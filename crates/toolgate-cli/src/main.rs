@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod guard;
+mod keys;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -58,6 +59,16 @@ enum Command {
         /// The policy's format; recognised by shape when absent.
         #[arg(long, value_enum)]
         format: Option<Format>,
+        /// Sign the artifact with this secret key (a file from `toolgate
+        /// keygen`): the signature is written beside it, as `OUTPUT.sig`.
+        #[arg(long)]
+        sign: Option<String>,
+    },
+    /// Make an ed25519 key pair for signing artifacts: the secret key in
+    /// FILE (readable by its owner only), the public key in `FILE.pub`.
+    Keygen {
+        /// Where to write the secret key; never overwritten.
+        file: String,
     },
     /// Show an artifact: header, format version, revision, sources, tools,
     /// rule counts and section sizes (for Authensor policies, the policies
@@ -68,6 +79,13 @@ enum Command {
         /// `text` for people, `json` for programs.
         #[arg(long, value_enum, default_value = "text")]
         format: OutputFormat,
+        /// Refuse the artifact unless its detached signature was made by
+        /// this public key (a `.pub` file from `toolgate keygen`, or its hex).
+        #[arg(long)]
+        require_signature: Option<String>,
+        /// The detached signature, when it is not `ARTIFACT.sig`.
+        #[arg(long, requires = "require_signature")]
+        signature: Option<String>,
     },
     /// Decide calls: one call JSON per line in, one verdict JSON per line out.
     ///
@@ -104,6 +122,13 @@ enum Command {
         /// The largest artifact accepted, in bytes.
         #[arg(long, requires = "bundle", default_value_t = toolgate::artifact::DEFAULT_MAX_LEN)]
         max_artifact_bytes: usize,
+        /// Refuse the artifact unless its detached signature was made by
+        /// this public key (a `.pub` file from `toolgate keygen`, or its hex).
+        #[arg(long, requires = "bundle")]
+        require_signature: Option<String>,
+        /// The detached signature, when it is not `BUNDLE.sig`.
+        #[arg(long, requires = "require_signature")]
+        signature: Option<String>,
         /// The longest input line, in bytes; a longer line is answered with
         /// a deny without being parsed.
         #[arg(long, default_value_t = DEFAULT_MAX_LINE)]
@@ -147,6 +172,13 @@ enum Command {
         /// Apply the allow rules of the project's own settings files.
         #[arg(long)]
         trust_project: bool,
+        /// Refuse the artifact unless its detached signature was made by
+        /// this public key (a `.pub` file from `toolgate keygen`, or its hex).
+        #[arg(long, requires = "bundle")]
+        require_signature: Option<String>,
+        /// The detached signature, when it is not `BUNDLE.sig`.
+        #[arg(long, requires = "require_signature")]
+        signature: Option<String>,
     },
     /// Run conformance files (toolgate's and agentpolicy's) on every engine.
     Test {
@@ -240,8 +272,35 @@ fn main() -> ExitCode {
             policy,
             output,
             format,
-        } => compile(&policy, &output, format),
-        Command::Inspect { artifact, format } => inspect(&artifact, format),
+            sign,
+        } => compile(&policy, &output, format, sign.as_deref()),
+        Command::Keygen { file } => match keys::keygen(&file) {
+            Ok(public) => {
+                eprintln!("{file}: secret key; {public}: public key");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(EXIT_IO)
+            }
+        },
+        Command::Inspect {
+            artifact,
+            format,
+            require_signature,
+            signature,
+        } => match keys::require(
+            LoadOptions::default(),
+            &artifact,
+            require_signature.as_deref(),
+            signature.as_deref(),
+        ) {
+            Ok(options) => inspect(&artifact, format, &options),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(EXIT_IO)
+            }
+        },
         Command::Decide {
             policy,
             settings,
@@ -252,6 +311,8 @@ fn main() -> ExitCode {
             max_line_bytes,
             max_batch,
             max_values,
+            require_signature,
+            signature,
             format,
             engine,
             calls,
@@ -262,14 +323,23 @@ fn main() -> ExitCode {
                 max_values,
             };
             match (policy, bundle) {
-                (_, Some(bundle)) => decide_bundle(
-                    &bundle,
-                    &calls,
-                    &LoadOptions::default()
+                (_, Some(bundle)) => {
+                    let options = LoadOptions::default()
                         .verify_revision(!no_verify)
-                        .max_len(max_artifact_bytes),
-                    intake,
-                ),
+                        .max_len(max_artifact_bytes);
+                    match keys::require(
+                        options,
+                        &bundle,
+                        require_signature.as_deref(),
+                        signature.as_deref(),
+                    ) {
+                        Ok(options) => decide_bundle(&bundle, &calls, &options, intake),
+                        Err(e) => {
+                            eprintln!("error: {e}");
+                            ExitCode::from(EXIT_IO)
+                        }
+                    }
+                }
                 (policy, None) => {
                     if let Some(p) = &policy {
                         if settings.is_empty() && !is_settings(p, format) {
@@ -307,7 +377,15 @@ fn main() -> ExitCode {
             settings,
             bundle,
             trust_project,
-        } => hook(&settings, bundle.as_deref(), trust_project),
+            require_signature,
+            signature,
+        } => hook(
+            &settings,
+            bundle.as_deref(),
+            trust_project,
+            require_signature.as_deref(),
+            signature.as_deref(),
+        ),
         Command::Test { files, engine } => test(&files, engine),
     }
 }
@@ -552,7 +630,7 @@ fn warn(engine: &Engine<'_>, text: &str) {
     }
 }
 
-fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
+fn compile(path: &str, output: &str, format: Option<Format>, sign: Option<&str>) -> ExitCode {
     let bytes = if is_settings(path, format) {
         let loaded = match settings_policy(path) {
             Ok(l) => l,
@@ -602,7 +680,26 @@ fn compile(path: &str, output: &str, format: Option<Format>) -> ExitCode {
             }
         }
     };
-    // Write beside the target and rename, so that a reader never maps a
+    if let Some(key) = sign {
+        let signed = keys::read_hex::<{ toolgate::artifact::SECRET_KEY_LEN }>(key, "secret key")
+            .and_then(|secret| {
+                toolgate::artifact::sign(&bytes, &secret).map_err(|e| e.to_string())
+            });
+        let sig_path = format!("{output}.sig");
+        match signed {
+            Ok(sig) => {
+                if let Err(e) = std::fs::write(&sig_path, keys::hex(&sig)) {
+                    eprintln!("error: cannot write `{sig_path}`: {e}");
+                    return ExitCode::from(EXIT_IO);
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
+    // Write beside the target and rename, so that a reader never reads a
     // half-written artifact.
     let tmp = format!("{output}.tmp");
     if let Err(e) = std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, output)) {
@@ -656,17 +753,18 @@ fn read_or_exit(path: &str, options: &LoadOptions) -> Result<Vec<u8>, ExitCode> 
     })
 }
 
-fn inspect(path: &str, format: OutputFormat) -> ExitCode {
+fn inspect(path: &str, format: OutputFormat, options: &LoadOptions) -> ExitCode {
     use toolgate::artifact::ProgramKind;
-    let options = LoadOptions::default();
-    let mapped = match read_or_exit(path, &options) {
+    let mapped = match read_or_exit(path, options) {
         Ok(m) => m,
         Err(code) => return code,
     };
     if let Ok(h) = toolgate::artifact::header(&mapped) {
         match h.kind {
-            ProgramKind::FirstMatch => return inspect_authensor(path, &mapped, &h, format),
-            ProgramKind::Conditions => return inspect_rubric(path, &mapped, &h, format),
+            ProgramKind::FirstMatch => {
+                return inspect_authensor(path, &mapped, &h, format, options)
+            }
+            ProgramKind::Conditions => return inspect_rubric(path, &mapped, &h, format, options),
             _ => {}
         }
     }
@@ -696,9 +794,10 @@ fn inspect_authensor(
     bytes: &[u8],
     h: &toolgate::artifact::Header,
     format: OutputFormat,
+    options: &LoadOptions,
 ) -> ExitCode {
     use std::fmt::Write as _;
-    let engine = match AuthensorEngine::from_bytes(bytes) {
+    let engine = match AuthensorEngine::load(bytes, options) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: `{path}` is not a usable artifact: {e}");
@@ -766,9 +865,10 @@ fn inspect_rubric(
     bytes: &[u8],
     h: &toolgate::artifact::Header,
     format: OutputFormat,
+    options: &LoadOptions,
 ) -> ExitCode {
     use std::fmt::Write as _;
-    if let Err(e) = toolgate::rubric::RubricEngine::from_bytes(bytes) {
+    if let Err(e) = toolgate::rubric::RubricEngine::load(bytes, options) {
         eprintln!("error: `{path}` is not a usable artifact: {e}");
         return ExitCode::from(EXIT_INVALID);
     }
@@ -1579,7 +1679,13 @@ fn hook_reason(v: &Verdict) -> String {
     }
 }
 
-fn hook(settings: &[String], bundle: Option<&str>, trust_project: bool) -> ExitCode {
+fn hook(
+    settings: &[String],
+    bundle: Option<&str>,
+    trust_project: bool,
+    require_signature: Option<&str>,
+    signature: Option<&str>,
+) -> ExitCode {
     if !guard::is_decider() {
         return guard::supervise(&|why| hook_answer(Decision::Deny, why));
     }
@@ -1625,11 +1731,15 @@ fn hook(settings: &[String], bundle: Option<&str>, trust_project: bool) -> ExitC
         call.cwd = project.clone();
     }
     if let Some(b) = bundle {
-        let mapped = match read_artifact(b, &LoadOptions::default()) {
+        let options = match keys::require(LoadOptions::default(), b, require_signature, signature) {
+            Ok(o) => o,
+            Err(e) => return hook_answer(Decision::Deny, &e),
+        };
+        let mapped = match read_artifact(b, &options) {
             Ok(m) => m,
             Err(e) => return hook_answer(Decision::Deny, &e),
         };
-        return match Engine::from_bytes_with(&mapped, &registry()) {
+        return match Engine::load(&mapped, &registry(), &options) {
             Ok(engine) => {
                 let v = engine.would(&call);
                 hook_answer(v.decision, &hook_reason(&v))

@@ -275,3 +275,130 @@ fn the_command_line_verifies_the_revision_and_caps_the_length() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("over the limit"));
 }
+
+/// `keygen`, `compile --sign` and `--require-signature` on every loader: a
+/// signed artifact decides; one signed by another key, a missing or
+/// damaged signature, and an artifact changed behind its recomputed
+/// revision (which the signature does not cover) are refused.
+#[test]
+fn signed_artifacts_are_required_where_asked() {
+    let d = dir();
+    let key = d.join("signing.key");
+    let other = d.join("other.key");
+    let _ = std::fs::remove_file(&key);
+    let _ = std::fs::remove_file(&other);
+    for k in [&key, &other] {
+        let o = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["keygen", k.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // An existing key is never overwritten.
+    let again = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["keygen", key.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    let pubkey = format!("{}.pub", key.display());
+    let other_pub = format!("{}.pub", other.display());
+
+    let src = d.join("signed.json");
+    std::fs::write(
+        &src,
+        r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "command"}}, "deny": "bash(rm:*)"}"#,
+    )
+    .unwrap();
+    let art = d.join("signed.tgb");
+    let a = art.to_str().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "compile",
+            src.to_str().unwrap(),
+            "-o",
+            a,
+            "--sign",
+            key.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(d.join("signed.tgb.sig").exists());
+
+    let call = "{\"tool\":\"bash\",\"args\":{\"command\":\"rm -rf /\"}}\n";
+    let decide = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["decide", "--bundle", a])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = c.stdin.take().unwrap().write_all(call.as_bytes());
+        c.wait_with_output().unwrap()
+    };
+    let ok = decide(&["--require-signature", &pubkey]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(decisions(&ok.stdout), vec!["deny"]);
+    let wrong = decide(&["--require-signature", &other_pub]);
+    assert_eq!(wrong.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("not made by the required key"));
+    let missing = decide(&[
+        "--require-signature",
+        &pubkey,
+        "--signature",
+        "/nonexistent.sig",
+    ]);
+    assert_ne!(missing.status.code(), Some(0));
+    let inspect = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["inspect", a, "--require-signature", &other_pub])
+        .output()
+        .unwrap();
+    assert_eq!(inspect.status.code(), Some(4));
+
+    // The same bytes with the default made allow and the revision
+    // restamped: structurally sound, signed by nobody.
+    let mut bytes = std::fs::read(&art).unwrap();
+    let words = toolgate::artifact::header(&bytes)
+        .unwrap()
+        .sections
+        .iter()
+        .find(|s| s.kind == toolgate::artifact::SECTION_WORDS)
+        .unwrap()
+        .offset as usize;
+    bytes[words + 48..words + 52].copy_from_slice(&0u32.to_le_bytes());
+    toolgate_testing::reseal::reseal(&mut bytes);
+    std::fs::write(&art, &bytes).unwrap();
+    let forged = decide(&["--require-signature", &pubkey]);
+    assert_eq!(forged.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&forged.stderr).contains("not made by the required key"));
+    // Without the requirement it loads (the revision agrees with itself).
+    assert!(decide(&[]).status.success());
+
+    let hook = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "hook",
+            "claude-code",
+            "--bundle",
+            a,
+            "--require-signature",
+            &pubkey,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let payload = r#"{"tool_name":"bash","tool_input":{"command":"ls"},"cwd":"/tmp"}"#;
+    let _ = hook.stdin.as_ref().unwrap().write_all(payload.as_bytes());
+    let o = hook.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("\"deny\"") && out.contains("required key"),
+        "{out}"
+    );
+}

@@ -149,6 +149,7 @@ pub const DEFAULT_MAX_LEN: usize = 256 << 20;
 pub struct LoadOptions {
     verify_revision: bool,
     max_len: usize,
+    signature: Option<([u8; SIGNATURE_LEN], [u8; PUBLIC_KEY_LEN])>,
 }
 
 impl Default for LoadOptions {
@@ -156,6 +157,7 @@ impl Default for LoadOptions {
         LoadOptions {
             verify_revision: true,
             max_len: DEFAULT_MAX_LEN,
+            signature: None,
         }
     }
 }
@@ -167,6 +169,19 @@ impl LoadOptions {
     /// on purpose behind recomputed checksums may then decide differently.
     pub fn verify_revision(mut self, yes: bool) -> LoadOptions {
         self.verify_revision = yes;
+        self
+    }
+
+    /// Requires the artifact to carry `signature` made by the secret key of
+    /// `public` ([`sign`]): a loader then refuses any other artifact, and
+    /// verifies the revision id whatever [`LoadOptions::verify_revision`]
+    /// says.
+    pub fn require_signature(
+        mut self,
+        signature: [u8; SIGNATURE_LEN],
+        public: [u8; PUBLIC_KEY_LEN],
+    ) -> LoadOptions {
+        self.signature = Some((signature, public));
         self
     }
 
@@ -204,6 +219,9 @@ impl LoadOptions {
     ///
     /// As [`verify_revision`].
     pub fn settle(&self, bytes: &[u8]) -> Result<(), LoadError> {
+        if let Some((signature, public)) = &self.signature {
+            return verify_signature(bytes, signature, public);
+        }
         if self.verify_revision {
             verify_revision(bytes)?;
         }
@@ -216,4 +234,82 @@ pub fn too_large(len: u64, max: usize) -> LoadError {
     layout_error(format!(
         "the artifact is {len} bytes, over the limit of {max}: raise the limit if the policy really is this large"
     ))
+}
+
+/// What a signature signs: this label, then the artifact's revision id. The
+/// label keeps a signature made for an artifact from meaning anything
+/// anywhere else the same key signs.
+const SIGNATURE_LABEL: &[u8] = b"toolgate artifact revision v1\0";
+
+/// The length of a signature, of a public key and of a secret key's seed.
+pub const SIGNATURE_LEN: usize = 64;
+/// The length of a public key.
+pub const PUBLIC_KEY_LEN: usize = 32;
+/// The length of a secret key's seed.
+pub const SECRET_KEY_LEN: usize = 32;
+
+/// Signs an artifact with an ed25519 secret key (its 32-byte seed): the
+/// signature covers the revision id, which covers every other byte, so it
+/// is detached (`toolgate compile --sign` writes it beside the artifact).
+///
+/// # Errors
+///
+/// The artifact's own refusal when its revision id does not match it: an
+/// artifact that does not verify is not signed.
+///
+/// ```
+/// use toolgate::{artifact, Engine, Policy};
+/// let bytes = Engine::build(&Policy::from_json(r#"{"default": "deny"}"#)?)?.to_bytes();
+/// let secret = [7u8; 32];
+/// let signature = artifact::sign(&bytes, &secret)?;
+/// let public = artifact::public_key(&secret);
+/// assert!(artifact::verify_signature(&bytes, &signature, &public).is_ok());
+/// assert!(artifact::verify_signature(&bytes, &signature, &[9u8; 32]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn sign(bytes: &[u8], secret: &[u8; SECRET_KEY_LEN]) -> Result<[u8; SIGNATURE_LEN], LoadError> {
+    use ed25519_dalek::Signer as _;
+    verify_revision(bytes)?;
+    let h = header(bytes)?;
+    let key = ed25519_dalek::SigningKey::from_bytes(secret);
+    Ok(key.sign(&signed_message(&h.revision)).to_bytes())
+}
+
+/// The public key of a secret key's seed.
+pub fn public_key(secret: &[u8; SECRET_KEY_LEN]) -> [u8; PUBLIC_KEY_LEN] {
+    ed25519_dalek::SigningKey::from_bytes(secret)
+        .verifying_key()
+        .to_bytes()
+}
+
+/// Checks a detached signature of an artifact against a public key: the
+/// revision id is recomputed first, then the signature over it verified.
+///
+/// # Errors
+///
+/// [`LoadErrorKind::Revision`] when the revision id does not match, or
+/// [`LoadErrorKind::Signature`] when the signature was not made by the key
+/// for this artifact.
+pub fn verify_signature(
+    bytes: &[u8],
+    signature: &[u8; SIGNATURE_LEN],
+    public: &[u8; PUBLIC_KEY_LEN],
+) -> Result<(), LoadError> {
+    verify_revision(bytes)?;
+    let h = header(bytes)?;
+    let refused = || {
+        signature_error(
+            "the artifact's signature was not made by the required key for this artifact: load an artifact signed with that key, or compile and sign it again",
+        )
+    };
+    let key = ed25519_dalek::VerifyingKey::from_bytes(public).map_err(|_| refused())?;
+    let sig = ed25519_dalek::Signature::from_bytes(signature);
+    key.verify_strict(&signed_message(&h.revision), &sig)
+        .map_err(|_| refused())
+}
+
+fn signed_message(revision: &[u8; 32]) -> Vec<u8> {
+    let mut m = SIGNATURE_LABEL.to_vec();
+    m.extend_from_slice(revision);
+    m
 }

@@ -175,6 +175,9 @@ pub enum LoadErrorKind {
     /// The revision id does not match the contents: the artifact was changed
     /// after it was written and its checksums recomputed.
     Revision,
+    /// A signature the loader requires was not made by its key for this
+    /// artifact.
+    Signature,
 }
 
 impl LoadError {
@@ -275,6 +278,11 @@ pub fn revision_input(bytes: &[u8]) -> [&[u8]; 3] {
         bytes.get(96..OFF_HEADER_CRC).unwrap_or_default(),
         bytes.get(HEADER_LEN..).unwrap_or_default(),
     ]
+}
+
+/// The refusal of an artifact whose required signature does not verify.
+pub fn signature_error(message: &str) -> LoadError {
+    LoadError::new(LoadErrorKind::Signature, message)
 }
 
 /// The refusal of an artifact whose revision id does not match its bytes.
