@@ -518,7 +518,9 @@ fn authensor_policies(path: &str, format: Option<Format>) -> Result<Option<Polic
             return Err(ExitCode::from(EXIT_IO));
         }
     };
-    if !forced && !toolgate::json::parse_document(&text).is_ok_and(|v| Policies::looks_like(&v)) {
+    if !forced
+        && toolgate::open::Format::detect(text.as_bytes()) != toolgate::open::Format::Authensor
+    {
         return Ok(None);
     }
     match Policies::from_json(&text) {
@@ -1022,34 +1024,28 @@ fn inspection_text(path: &str, i: &toolgate::artifact::Inspection) -> String {
 }
 
 fn decide_bundle(path: &str, calls: &str, options: &LoadOptions, intake: Intake) -> ExitCode {
-    let mapped = match read_or_exit(path, options) {
+    use toolgate::open::{EngineBuilder, Format, OpenError, Opened};
+    let bytes = match read_or_exit(path, options) {
         Ok(m) => m,
         Err(code) => return code,
     };
-    use toolgate::artifact::ProgramKind;
-    let kind = toolgate::artifact::header(&mapped).map_or(ProgramKind::RuleLists, |h| h.kind);
-    if kind == ProgramKind::FirstMatch {
-        return match AuthensorEngine::load(&mapped, options) {
-            Ok(engine) => decide_authensor(&engine, calls, intake),
-            Err(e) => {
-                eprintln!("error: `{path}` is not a usable artifact: {e}");
-                ExitCode::from(EXIT_INVALID)
-            }
-        };
-    }
-    if kind == ProgramKind::Conditions {
-        return match toolgate::rubric::RubricEngine::load(&mapped, options) {
-            Ok(engine) => decide_rubric(&engine, calls, intake),
-            Err(e) => {
-                eprintln!("error: `{path}` is not a usable artifact: {e}");
-                ExitCode::from(EXIT_INVALID)
-            }
-        };
-    }
-    match Engine::load(&mapped, &registry(), options) {
-        Ok(engine) => decide(&engine, calls, intake, &|c| c),
+    let builder = EngineBuilder::new()
+        .registry(registry())
+        .load_options(*options);
+    match builder.open(&bytes, Format::Artifact) {
+        Ok(Opened::Rules(engine)) => decide(&engine, calls, intake, &|c| c),
+        Ok(Opened::Rubric(engine)) => decide_rubric(&engine, calls, intake),
+        Ok(Opened::Authensor(engine)) => decide_authensor(&engine, calls, intake),
+        Ok(other) => {
+            eprintln!("error: `{path}` holds {other:?}, which `decide --bundle` does not read");
+            ExitCode::from(EXIT_INVALID)
+        }
         Err(e) => {
-            eprintln!("error: `{path}` is not a usable artifact: {e}");
+            let why = match &e {
+                OpenError::Artifact(load) => load.to_string(),
+                other => other.to_string(),
+            };
+            eprintln!("error: `{path}` is not a usable artifact: {why}");
             ExitCode::from(EXIT_INVALID)
         }
     }
@@ -1465,10 +1461,8 @@ fn is_settings(path: &str, format: Option<Format>) -> bool {
     if path.ends_with(".toml") {
         return false;
     }
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| toolgate::json::parse_document(&t).ok())
-        .is_some_and(|v| v.get("permissions").is_some())
+    std::fs::read(path)
+        .is_ok_and(|b| toolgate::open::Format::detect(&b) == toolgate::open::Format::ClaudeCode)
 }
 
 /// `path` made absolute against the current directory, lexically.

@@ -122,11 +122,25 @@ impl Engine<'static> {
         policy: &Policy,
         registry: &Registry,
     ) -> Result<Engine<'static>, Diagnostics> {
+        Engine::build_limited(policy, registry, Limits::default())
+    }
+
+    /// As [`Engine::build_with`], under `limits` (the largest DFA a set of
+    /// regular expressions may compile into).
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::build_with`]; a specifier whose DFA exceeds `limits` is
+    /// `too_complex`.
+    pub fn build_limited(
+        policy: &Policy,
+        registry: &Registry,
+        limits: Limits,
+    ) -> Result<Engine<'static>, Diagnostics> {
         let arena = bumpalo::Bump::new();
         let ir = Ir::from_policy(&arena, policy);
         let checked = check::check(&ir, registry).map_err(|d| d.in_file(&policy.file))?;
-        let program =
-            compile::compile(&checked, Limits::default()).map_err(|d| d.in_file(&policy.file))?;
+        let program = compile::compile(&checked, limits).map_err(|d| d.in_file(&policy.file))?;
         let mut warnings = checked.warnings.clone();
         for w in &mut warnings {
             if w.location.file.is_empty() {

@@ -67,6 +67,7 @@ pub mod diag;
 pub mod engine;
 pub mod ir;
 pub mod kinds;
+pub mod open;
 pub mod policy;
 pub mod reference;
 pub mod rubric;

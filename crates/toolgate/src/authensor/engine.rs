@@ -103,9 +103,21 @@ impl AuthensorEngine<'static> {
     ///
     /// Globs or patterns that cannot be split into DFAs within the limits.
     pub fn build(policies: &Policies) -> Result<AuthensorEngine<'static>, Diagnostics> {
+        AuthensorEngine::build_limited(policies, Limits::default())
+    }
+
+    /// As [`AuthensorEngine::build`], under `limits`.
+    ///
+    /// # Errors
+    ///
+    /// As [`AuthensorEngine::build`].
+    pub fn build_limited(
+        policies: &Policies,
+        limits: Limits,
+    ) -> Result<AuthensorEngine<'static>, Diagnostics> {
         let (ir, sessions) = lower(policies);
         let mut ext = |w: &mut Writer| write_ext(w, &sessions);
-        let prog = compile_first_match(&ir, Limits::default(), &mut ext)?;
+        let prog = compile_first_match(&ir, limits, &mut ext)?;
         let compiled =
             Compiled::new(prog).map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))?;
         AuthensorEngine::new(compiled).map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))

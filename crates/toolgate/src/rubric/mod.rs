@@ -474,6 +474,18 @@ impl RubricEngine<'static> {
         RubricEngine::build_with_hook(bundle, &mut |_| {})
     }
 
+    /// As [`RubricEngine::build`], under `limits`.
+    ///
+    /// # Errors
+    ///
+    /// As [`RubricEngine::build`].
+    pub fn build_limited(
+        bundle: &Bundle,
+        limits: Limits,
+    ) -> Result<RubricEngine<'static>, Diagnostics> {
+        RubricEngine::build_inner(bundle, limits, &mut |_| {})
+    }
+
     /// As [`RubricEngine::build`], calling `on_compile_error` once for each
     /// `matches` pattern that failed to compile, in bundle order.
     ///
@@ -484,10 +496,18 @@ impl RubricEngine<'static> {
         bundle: &Bundle,
         on_compile_error: &mut dyn FnMut(&CompileError),
     ) -> Result<RubricEngine<'static>, Diagnostics> {
+        RubricEngine::build_inner(bundle, Limits::default(), on_compile_error)
+    }
+
+    fn build_inner(
+        bundle: &Bundle,
+        limits: Limits,
+        on_compile_error: &mut dyn FnMut(&CompileError),
+    ) -> Result<RubricEngine<'static>, Diagnostics> {
         for e in &bundle.compile_errors {
             on_compile_error(e);
         }
-        let prog = conditions::compile(&bundle.lower(), Limits::default())?;
+        let prog = conditions::compile(&bundle.lower(), limits)?;
         let compiled =
             Compiled::new(prog).map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))?;
         Ok(RubricEngine {
