@@ -13,6 +13,7 @@ authensor:    pseudo-random byte strings, and eight seed bytes followed by
               mode 1 and the policies, or mode 0 and an envelope, of every
               case of testdata/authensor/ and of examples/authensor.json
               and examples/envelopes.jsonl (see the target's doc);
+hook:         a PreToolUse payload for every call of testdata/claude-code/;
 shell:        every `command` argument of the calls of testdata/, the
               inputs it found (testdata/regressions/shell/, as they are),
               and `g:` with eight bytes seeding the command generator.
@@ -124,6 +125,11 @@ def main():
                 command = args.get("command") if isinstance(args, dict) else None
                 if isinstance(command, str):
                     put("shell", command)
+                if "claude-code" in path and isinstance(call, dict) and "tool" in call:
+                    put("hook", json.dumps({"hook_event_name": "PreToolUse",
+                                            "tool_name": call["tool"],
+                                            "tool_input": call.get("args", {}),
+                                            "cwd": "/repo"}))
             if "input" in c:
                 put("parse", c["input"])
             if "matcher" in c and c.get("matcher") in ("prefix", "glob"):

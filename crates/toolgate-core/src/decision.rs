@@ -161,30 +161,55 @@ impl Verdict {
     /// );
     /// ```
     pub fn to_json(&self) -> serde_json::Value {
-        let mut m = serde_json::Map::new();
-        m.insert("decision".into(), self.decision.as_str().into());
-        if let Some(r) = &self.rule {
-            m.insert("rule".into(), r.text.clone().into());
-            if !r.source.is_empty() {
-                m.insert("source".into(), r.source.clone().into());
-            }
-        }
-        put(&mut m, "reason", &self.reason);
-        put(&mut m, "subject", &self.subject);
-        if self.held {
-            m.insert("held".into(), true.into());
-        }
-        put(&mut m, "confined", &self.confined);
-        put(&mut m, "by", self.by);
-        put(&mut m, "run_id", &self.run_id);
-        put(&mut m, "call_id", &self.call_id);
-        serde_json::Value::Object(m)
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
 }
 
-fn put(m: &mut serde_json::Map<String, serde_json::Value>, key: &str, value: &str) {
-    if !value.is_empty() {
-        m.insert(key.into(), value.into());
+/// The JSON form of [`Verdict::to_json`], written straight to any serde
+/// serializer (`serde_json::to_writer` streams it without building a
+/// value). Implemented by hand rather than derived: empty members are left
+/// out and the rule is flattened into `rule` and `source`, and the derive
+/// macro would add five crates to this crate's tree.
+///
+/// ```
+/// use toolgate_core::{Decision, Verdict};
+/// let v = Verdict::new(Decision::Ask, "approval required by default");
+/// assert_eq!(
+///     serde_json::to_string(&v)?,
+///     r#"{"decision":"ask","reason":"approval required by default","by":"policy"}"#
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl serde::Serialize for Verdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("decision", self.decision.as_str())?;
+        if let Some(r) = &self.rule {
+            m.serialize_entry("rule", &r.text)?;
+            if !r.source.is_empty() {
+                m.serialize_entry("source", &r.source)?;
+            }
+        }
+        for (key, value) in [("reason", self.reason.as_str()), ("subject", &self.subject)] {
+            if !value.is_empty() {
+                m.serialize_entry(key, value)?;
+            }
+        }
+        if self.held {
+            m.serialize_entry("held", &true)?;
+        }
+        for (key, value) in [
+            ("confined", self.confined.as_str()),
+            ("by", self.by),
+            ("run_id", &self.run_id),
+            ("call_id", &self.call_id),
+        ] {
+            if !value.is_empty() {
+                m.serialize_entry(key, value)?;
+            }
+        }
+        m.end()
     }
 }
 

@@ -457,6 +457,23 @@ fn jsonl(c: &mut Criterion) {
             black_box(&out);
         })
     });
+    // The verdict's own `Serialize`, streamed into a reused buffer: what the
+    // command line writes with.
+    let mut bytes: Vec<u8> = Vec::with_capacity(256);
+    for v in &verdicts {
+        bytes.clear();
+        serde_json::to_writer(&mut bytes, v).unwrap();
+        out.clear();
+        render_direct(v, &mut out);
+        assert_eq!(bytes, out.as_bytes());
+    }
+    g.bench_function(BenchmarkId::new("render_serialize", n), |b| {
+        cycle(b, &mut |i| {
+            bytes.clear();
+            let _ = serde_json::to_writer(&mut bytes, &verdicts[i]);
+            black_box(&bytes);
+        })
+    });
     g.finish();
 }
 
