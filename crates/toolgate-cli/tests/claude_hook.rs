@@ -226,6 +226,51 @@ fn bad_input_and_unreadable_settings_answer_deny() {
 }
 
 #[test]
+fn a_nul_byte_or_a_second_spelling_of_the_call_answers_deny() {
+    let s = Scratch::new("nul");
+    settings(&s);
+    // `Bash(npm test *)` allows this; the NUL cuts what a host runs.
+    let npm = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "npm test \u{0}; rm -rf /"}),
+        "default",
+    );
+    let (d, reason) = hook(&s, &[], &npm);
+    assert_eq!(d, "deny", "{reason}");
+    assert!(reason.contains("holds a NUL byte"), "{reason}");
+    // A tool name with a NUL is not `Bash`'s twin: it is refused.
+    let tool = payload(
+        &s,
+        "Read\u{0}",
+        serde_json::json!({"file_path": "/etc/passwd"}),
+        "default",
+    );
+    let (d, reason) = hook(&s, &[], &tool);
+    assert_eq!(d, "deny", "{reason}");
+    assert!(
+        reason.contains("holds the control character U+0000"),
+        "{reason}"
+    );
+    // A payload that also names a tool and arguments another way.
+    let mut two: Value = serde_json::from_str(&payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "npm test"}),
+        "default",
+    ))
+    .unwrap();
+    two["tool"] = "Bash".into();
+    two["arguments"] = serde_json::json!({"command": "rm -rf /"});
+    let (d, reason) = hook(&s, &[], &two.to_string());
+    assert_eq!(d, "deny", "{reason}");
+    assert!(
+        reason.starts_with("toolgate: the call names its tool twice"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn settings_flags_replace_discovery() {
     let s = Scratch::new("flags");
     settings(&s);

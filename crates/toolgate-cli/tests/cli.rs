@@ -104,6 +104,60 @@ fn decide_streams_verdicts_and_denies_what_it_cannot_read() {
 }
 
 #[test]
+fn decide_denies_a_nul_byte_and_a_call_spelt_twice() {
+    let input = concat!(
+        // `Read` allows every read; `Read(/etc/shadow:*)` is denied.
+        "{\"tool\": \"read\", \"args\": {\"path\": \"/etc/shadow\\u0000.txt\"}}\n",
+        // `mcp__github__delete_*` is denied; with a NUL it matched nothing.
+        "{\"tool\": \"mcp__github__delete_repo\\u0000\", \"args\": {}}\n",
+        "{\"tool\": \"bash\", \"args\": {\"command\": \"rm -rf /\"}, \"tool_name\": \"read\", \"tool_input\": {\"path\": \"/tmp/x\"}}\n",
+        "[{\"tool\": \"read\", \"args\": {}}, {\"tool_name\": \"read\", \"tool_input\": {}, \"arguments\": {}}]\n",
+    );
+    for engine in ["compiled", "reference"] {
+        let out = run(
+            &[
+                "decide",
+                "--policy",
+                "examples/policy.json",
+                "--engine",
+                engine,
+            ],
+            input,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let lines: Vec<serde_json::Value> = text(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        for v in &lines {
+            assert_eq!(v["decision"], "deny", "{engine}: {v}");
+        }
+        let reason = |i: usize| lines[i]["reason"].as_str().unwrap_or("").to_string();
+        assert!(
+            reason(0).contains("the member `path` holds a NUL byte"),
+            "{}",
+            reason(0)
+        );
+        assert!(
+            reason(1).contains("holds the control character U+0000"),
+            "{}",
+            reason(1)
+        );
+        assert!(
+            reason(2).contains("names its tool twice, as `tool` and `tool_name`"),
+            "{}",
+            reason(2)
+        );
+        assert!(
+            reason(3).contains("the batch holds a call that cannot be read"),
+            "{}",
+            reason(3)
+        );
+    }
+}
+
+#[test]
 fn the_reference_engine_answers_the_same() {
     let calls = std::fs::read_to_string(root().join("examples/calls.jsonl")).unwrap();
     let a = run(&["decide", "--policy", "examples/policy.json"], &calls);

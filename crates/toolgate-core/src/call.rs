@@ -63,8 +63,33 @@ impl Args {
     }
 
     /// Arguments from a value already read (and already checked for duplicate
-    /// keys, which a [`Value`] cannot hold).
+    /// keys, which a [`Value`] cannot hold). A NUL byte in any string or key
+    /// leaves them unreadable, as [`Args::from_json`] does.
     pub fn from_value(value: Value) -> Args {
+        match crate::json::find_nul(&value) {
+            None => Args::canonical(value),
+            Some((path, key)) => {
+                let place = match (key, path.contains(['.', '['])) {
+                    (false, _) if path.is_empty() => "the arguments".to_string(),
+                    (false, false) => format!("the member `{}`", crate::json::shown(&path)),
+                    _ => crate::json::nul_place(&path, key),
+                };
+                Args {
+                    raw: Arc::from(value.to_string()),
+                    read: Err(crate::json::nul_refusal(&place)),
+                    value: std::sync::OnceLock::new(),
+                }
+            }
+        }
+    }
+
+    /// Arguments a matcher kind rewrote into its canonical form, which may
+    /// use a NUL byte as a separator (the `path` kind's working directory
+    /// and written path): read as [`Args::from_value`] reads them, without
+    /// the NUL check. Only an evaluator's own rewriting builds these; a
+    /// call's arguments come through [`Args::from_json`] or
+    /// [`Args::from_value`].
+    pub fn canonical(value: Value) -> Args {
         let members = match &value {
             Value::Object(m) => crate::json::Members {
                 object: true,
@@ -194,6 +219,19 @@ impl Call {
         }
     }
 
+    /// Why the call cannot be decided on at all, checked by every engine
+    /// before any rule: a tool name holding a control character
+    /// ([`tool_name_error`]), or arguments that could not be read
+    /// ([`Args::error`]). Such a call is denied.
+    pub fn intake_error(&self) -> Option<String> {
+        if let Some(e) = tool_name_error(&self.tool) {
+            return Some(e);
+        }
+        self.args
+            .error()
+            .map(|e| format!("its arguments could not be read: {e}"))
+    }
+
     /// Marks the call as confined by `name` (empty for an unnamed sandbox).
     pub fn confined_by(mut self, name: impl Into<String>) -> Call {
         self.confined = Some(name.into());
@@ -253,13 +291,17 @@ impl Call {
         } else {
             ("tool", "args", "call_id")
         };
+        one_spelling(m.iter().map(|(k, _)| k.as_str()), tool_key, args_key)?;
         let mut take = |k: &str| {
             m.iter()
                 .position(|(n, _)| n == k)
                 .map(|i| m.swap_remove(i).1)
         };
         let tool = match take(tool_key) {
-            Some(Member::Str(s)) => s,
+            Some(Member::Str(s)) => match tool_name_error(&s) {
+                Some(e) => return Err(e),
+                None => s,
+            },
             Some(_) => return Err(format!("`{tool_key}` must be a string")),
             None => return Err(format!("the call has no `{tool_key}`")),
         };
@@ -299,6 +341,122 @@ impl Call {
             cwd,
         })
     }
+}
+
+/// How hosts spell the member naming a call's tool, folded by [`folded`]:
+/// toolgate's `tool`, Claude Code's `tool_name`, and `name`, `function`,
+/// `function_call`, `tool_call` (a function-calling host's call object,
+/// which carries the tool and its arguments together), `toolName`.
+const TOOL_SPELLINGS: &[&str] = &[
+    "tool",
+    "toolname",
+    "name",
+    "function",
+    "functioncall",
+    "toolcall",
+];
+
+/// How hosts spell the member holding a call's arguments, folded by
+/// [`folded`]: toolgate's `args`, Claude Code's `tool_input`, and
+/// `arguments`, `input`, `parameters`, `params`, `tool_args`,
+/// `tool_arguments`, `toolInput`.
+const ARGS_SPELLINGS: &[&str] = &[
+    "args",
+    "toolinput",
+    "arguments",
+    "input",
+    "parameters",
+    "params",
+    "toolargs",
+    "toolarguments",
+];
+
+/// A member name as spellings are compared: ASCII letters lowercased, `_`
+/// and `-` dropped (`tool_name`, `toolName` and `Tool-Name` are one
+/// spelling).
+///
+/// ```
+/// use toolgate_core::call::folded;
+/// assert_eq!(folded("toolName"), folded("tool_name"));
+/// ```
+pub fn folded(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Refuses a call object that names its tool, or its arguments, other than
+/// by its own shape's member (`tool_key`, `args_key`): `{"tool": "bash",
+/// "args": {…}, "tool_name": "read", "tool_input": {…}}` would be decided
+/// on one pair and may be run on the other. Any spelling of
+/// [`TOOL_SPELLINGS`] or [`ARGS_SPELLINGS`] beside the shape's own is
+/// refused, whether or not the shape's own is there; other members are
+/// left to the caller.
+///
+/// # Errors
+///
+/// A message naming the spellings found and the one to keep.
+///
+/// ```
+/// use toolgate_core::call::one_spelling;
+/// assert!(one_spelling(["tool_name", "tool_input", "session_id"].into_iter(), "tool_name", "tool_input").is_ok());
+/// assert!(one_spelling(["tool_name", "tool_input", "tool"].into_iter(), "tool_name", "tool_input").is_err());
+/// assert!(one_spelling(["tool_name", "arguments"].into_iter(), "tool_name", "tool_input").is_err());
+/// ```
+pub fn one_spelling<'k>(
+    keys: impl Iterator<Item = &'k str> + Clone,
+    tool_key: &str,
+    args_key: &str,
+) -> Result<(), String> {
+    for (what, own, spellings) in [
+        ("tool", tool_key, TOOL_SPELLINGS),
+        ("arguments", args_key, ARGS_SPELLINGS),
+    ] {
+        let found: Vec<&str> = keys
+            .clone()
+            .filter(|k| *k == own || spellings.contains(&folded(k).as_str()))
+            .collect();
+        let Some(other) = found.iter().find(|k| **k != own) else {
+            continue;
+        };
+        let named = found
+            .iter()
+            .map(|k| format!("`{}`", crate::json::shown(k)))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        return Err(if found.len() > 1 {
+            format!(
+                "the call names its {what} twice, as {named}: a host may act on the one toolgate did not decide on; send one call in one shape, its {what} as `{own}` only"
+            )
+        } else {
+            format!(
+                "the call names its {what} as `{}`, which a call with `{tool_key}` and `{args_key}` does not read: a host may act on it undecided; send the {what} as `{own}`",
+                crate::json::shown(other)
+            )
+        });
+    }
+    Ok(())
+}
+
+/// Why `name` cannot be a tool's name: it holds a control character (a
+/// NUL, which a host's C API ends the name at, or another one a host may
+/// strip, or print as something else: U+0001 to U+001F, U+007F to
+/// U+009F). `None` for a name every host reads as written.
+///
+/// ```
+/// use toolgate_core::call::tool_name_error;
+/// assert!(tool_name_error("bash").is_none());
+/// assert!(tool_name_error("bash\0").is_some());
+/// assert!(tool_name_error("bash\n").is_some());
+/// ```
+pub fn tool_name_error(name: &str) -> Option<String> {
+    let c = name.chars().find(|c| c.is_control())?;
+    Some(format!(
+        "the tool name `{}` holds the control character U+{:04X}, which a host may cut the name at or read differently: name the tool without it",
+        crate::json::shown(name),
+        u32::from(c)
+    ))
 }
 
 /// A member of a call object, as the call's reader keeps it.
@@ -383,5 +541,109 @@ impl<'de> serde::Deserialize<'de> for StrOrOther {
         }
         crate::json::scan_members(text).map_err(serde::de::Error::custom)?;
         Ok(StrOrOther(Member::Other))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn a_nul_byte_anywhere_in_the_arguments_leaves_them_unreadable() {
+        // The issue's path: a C API opens `/etc/shadow`.
+        let texts = [
+            r#"{"path": "/etc/shadow\u0000.txt"}"#,
+            r#"{"edits": [{"path": "a\u0000"}]}"#,
+            r#"{"path\u0000": "x"}"#,
+            r#"{"o": {"k\u0000": 1}}"#,
+            r#""\u0000""#,
+        ];
+        for t in texts {
+            let a = Args::from_json(t);
+            let e = a.error().unwrap_or_else(|| panic!("{t} was read"));
+            assert!(e.contains("holds a NUL byte"), "{t}: {e}");
+            let v: Value = serde_json::from_str(t).unwrap();
+            let e = Args::from_value(v).error().map(str::to_string);
+            assert!(
+                e.is_some_and(|e| e.contains("NUL")),
+                "{t} as a value was read"
+            );
+        }
+        let e = Args::from_json(r#"{"path": "/etc/shadow\u0000.txt"}"#);
+        assert_eq!(e.str_member("path"), None);
+        assert!(e.error().unwrap().starts_with("the member `path` holds"));
+        // An escaped backslash before `u0000` is no NUL; other controls are
+        // values like any other.
+        assert!(Args::from_json(r#"{"c": "a\\u0000b\t\u001b"}"#)
+            .error()
+            .is_none());
+        // A kind's canonical form may carry one.
+        assert!(Args::canonical(serde_json::json!({"p": "/r\u{0}/x"}))
+            .error()
+            .is_none());
+    }
+
+    #[test]
+    fn a_tool_name_with_a_control_character_is_refused_at_intake() {
+        for line in [
+            r#"{"tool": "bash\u0000", "args": {"command": "ls"}}"#,
+            r#"{"tool": "bash\n", "args": {}}"#,
+            r#"{"tool_name": "Bash\u007f", "tool_input": {}}"#,
+        ] {
+            let e = Call::from_json(line).unwrap_err();
+            assert!(e.contains("holds the control character"), "{line}: {e}");
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert!(Call::from_value(v).is_err(), "{line}");
+        }
+        // A call built in code is refused by every engine's intake check.
+        let c = Call::new("bash\0", "{}");
+        assert_eq!(
+            c.intake_error().as_deref(),
+            Some("the tool name `bash\\u0000` holds the control character U+0000, which a host may cut the name at or read differently: name the tool without it")
+        );
+        assert!(Call::new("bash", "{}").intake_error().is_none());
+        assert!(Call::new("b\u{200b}ash", "{}").intake_error().is_none());
+        let c = Call::new("read", r#"{"path": "a\u0000"}"#);
+        assert!(c
+            .intake_error()
+            .unwrap()
+            .starts_with("its arguments could not be read: "));
+    }
+
+    #[test]
+    fn a_call_naming_its_tool_or_arguments_twice_is_refused() {
+        // The issue's call: decided on `tool_name`, run on `tool`.
+        let line = r#"{"tool":"bash","args":{"command":"rm -rf /"},"tool_name":"read","tool_input":{"path":"/tmp/x"}}"#;
+        let e = Call::from_json(line).unwrap_err();
+        assert!(
+            e.starts_with("the call names its tool twice, as `tool` and `tool_name`"),
+            "{e}"
+        );
+        assert!(Call::from_value(serde_json::from_str(line).unwrap()).is_err());
+        for line in [
+            r#"{"tool_name": "read", "tool_input": {}, "tool": "bash"}"#,
+            r#"{"tool_name": "read", "tool_input": {}, "name": "bash"}"#,
+            r#"{"tool_name": "read", "tool_input": {}, "Tool_Name": "bash"}"#,
+            r#"{"tool_name": "read", "tool_input": {}, "function": {"name": "bash"}}"#,
+            r#"{"tool_name": "read", "tool_input": {}, "args": {}}"#,
+            r#"{"tool_name": "read", "tool_input": {}, "arguments": "{}"}"#,
+            r#"{"tool_name": "read", "tool_input": {}, "input": {}}"#,
+            r#"{"tool_name": "read", "tool_input": {}, "parameters": {}}"#,
+            r#"{"tool_name": "read", "arguments": {}}"#,
+            r#"{"tool": "read", "args": {}, "tool_input": {}}"#,
+            r#"{"tool": "read", "args": {}, "toolName": "bash"}"#,
+            r#"{"name": "read", "arguments": {}}"#,
+        ] {
+            let e = Call::from_json(line).unwrap_err();
+            assert!(e.starts_with("the call names its "), "{line}: {e}");
+        }
+        // Claude Code's other members are ignored, as before.
+        let c = Call::from_json(
+            r#"{"session_id": "s", "transcript_path": "/t", "cwd": "/repo", "hook_event_name": "PreToolUse",
+                "permission_mode": "default", "tool_name": "Read", "tool_input": {"file_path": "a"}, "tool_use_id": "u"}"#,
+        )
+        .unwrap();
+        assert_eq!((c.tool.as_str(), c.call_id.as_str()), ("Read", "u"));
     }
 }

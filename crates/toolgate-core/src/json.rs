@@ -5,6 +5,12 @@
 //! command to one layer and possibly the first to another. toolgate refuses
 //! such input at intake instead (see the shell-safety notes, class 19).
 //! Invalid UTF-8 and lone surrogates are refused by serde_json itself.
+//!
+//! The strict scan of a call's arguments ([`scan_members`]) also refuses a
+//! NUL byte in any string or key, at any depth: JSON can carry `\u0000`,
+//! but a host that hands the string to a C API ends it there, so the engine
+//! and the tool would read different values. [`find_nul`] finds one in a
+//! value already read, for the readers of requests and documents.
 //! Depends on nothing else in the crate.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -243,7 +249,14 @@ impl<'de> Deserialize<'de> for Key<'de> {
                 Ok(Key(std::borrow::Cow::Owned(v)))
             }
         }
-        d.deserialize_str(V)
+        let key = d.deserialize_str(V)?;
+        if key.0.contains('\0') {
+            return Err(de::Error::custom(nul_refusal(&format!(
+                "the key `{}`",
+                shown(&key.0)
+            ))));
+        }
+        Ok(key)
     }
 }
 
@@ -311,7 +324,10 @@ impl<'de> Visitor<'de> for CheckVisitor {
     fn visit_f64<E>(self, _: f64) -> Result<(), E> {
         Ok(())
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        if v.contains('\0') {
+            return Err(E::custom(nul_refusal("a string")));
+        }
         Ok(())
     }
     fn visit_unit<E>(self) -> Result<(), E> {
@@ -397,8 +413,8 @@ impl<'de> Visitor<'de> for TopVisitor {
     fn visit_f64<E>(self, _: f64) -> Result<Members, E> {
         Ok(Members::default())
     }
-    fn visit_str<E>(self, _: &str) -> Result<Members, E> {
-        Ok(Members::default())
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Members, E> {
+        CheckVisitor.visit_str(v).map(|()| Members::default())
     }
     fn visit_unit<E>(self) -> Result<Members, E> {
         Ok(Members::default())
@@ -416,6 +432,12 @@ impl<'de> Visitor<'de> for TopVisitor {
             let name: Box<str> = k.as_ref().into();
             seen.insert::<A::Error>(k)?;
             let MemberValue(v) = map.next_value::<MemberValue>()?;
+            if v.as_deref().is_some_and(|v| v.contains('\0')) {
+                return Err(de::Error::custom(nul_refusal(&format!(
+                    "the member `{}`",
+                    shown(&name)
+                ))));
+            }
             members.push((name, v));
         }
         Ok(Members {
@@ -423,6 +445,96 @@ impl<'de> Visitor<'de> for TopVisitor {
             members,
         })
     }
+}
+
+/// The refusal of a NUL byte found in `place` (`the member `command``, `a
+/// string`, …): what every reader of calls, requests and documents says.
+pub fn nul_refusal(place: &str) -> String {
+    format!(
+        "{place} holds a NUL byte (`\\u0000`), where a host may end the string and act on what comes before it: remove it, or send binary data encoded (as base64)"
+    )
+}
+
+/// How a refusal names the place of a NUL byte [`find_nul`] found: `the
+/// key `…`` or `the string at `…``, the path shown by [`shown`].
+pub fn nul_place(path: &str, key: bool) -> String {
+    let path = shown(path);
+    if key {
+        format!("the key `{path}`")
+    } else {
+        format!("the string at `{path}`")
+    }
+}
+
+/// `s` as a message shows it between backticks: control characters written
+/// as JSON escapes (`\u0000`), and at most 200 characters.
+///
+/// ```
+/// use toolgate_core::json::shown;
+/// assert_eq!(shown("bash\0"), "bash\\u0000");
+/// assert_eq!(shown("ls -la"), "ls -la");
+/// ```
+pub fn shown(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == 200 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Where a NUL byte of a value is (the first found, walking the value in
+/// order, an object's member names before its values): the path of the string holding it, or of the member
+/// whose name holds it, written as [`locate`] reads paths (`deny[0]`,
+/// `sources[1].notes`), and whether it is in a member's name. `None` for a
+/// value with no NUL byte.
+///
+/// ```
+/// use toolgate_core::json::find_nul;
+/// let v = serde_json::json!({"a": [1, {"b": "x\0"}]});
+/// assert_eq!(find_nul(&v), Some(("a[1].b".to_string(), false)));
+/// assert_eq!(find_nul(&serde_json::json!({"k\0": 1})), Some(("k\0".to_string(), true)));
+/// assert_eq!(find_nul(&serde_json::json!({"a": "b"})), None);
+/// ```
+pub fn find_nul(v: &Value) -> Option<(String, bool)> {
+    fn join(path: &str, key: &str) -> String {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    }
+    // An explicit stack: a value read from text is at most serde_json's
+    // recursion limit deep, but one built in memory need not be.
+    let mut stack: Vec<(String, &Value)> = vec![(String::new(), v)];
+    while let Some((path, v)) = stack.pop() {
+        match v {
+            Value::String(s) if s.contains('\0') => return Some((path, false)),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push((format!("{path}[{i}]"), item));
+                }
+            }
+            Value::Object(m) => {
+                if let Some(k) = m.keys().find(|k| k.contains('\0')) {
+                    return Some((join(&path, k), true));
+                }
+                let mut children: Vec<(String, &Value)> =
+                    m.iter().map(|(k, v)| (join(&path, k), v)).collect();
+                children.reverse();
+                stack.extend(children);
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -644,5 +756,40 @@ mod locate_tests {
         assert_eq!(at(t, "[3]"), Some(t));
         assert_eq!(at(t, "[0].rules[0].deeper"), Some("1"));
         assert_eq!(locate("[", "[0]"), None);
+    }
+}
+
+#[cfg(test)]
+mod nul_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_scan_refuses_a_nul_byte_where_parsing_keeps_it() {
+        for t in [
+            r#"{"a": "x\u0000"}"#,
+            r#"{"a": ["\u0000"]}"#,
+            r#"{"a\u0000": 1}"#,
+            r#"{"a": {"\u0000": 1}}"#,
+        ] {
+            assert!(parse_strict(t).is_ok(), "{t}");
+            let e = scan_members(t).unwrap_err();
+            assert!(e.contains("holds a NUL byte (`\\u0000`)"), "{t}: {e}");
+        }
+        assert!(scan_members(r#"{"a": "\\u0000"}"#).is_ok());
+        let e = scan_members(r#"{"command": "ls\u0000"}"#).unwrap_err();
+        assert!(e.starts_with("the member `command` holds"), "{e}");
+    }
+
+    #[test]
+    fn find_nul_names_the_first_place() {
+        let v = serde_json::json!({"a": "ok", "b": [{"c": "x"}, {"d\u{0}": 1}], "e": "\u{0}"});
+        assert_eq!(find_nul(&v), Some(("b[1].d\u{0}".to_string(), true)));
+        assert_eq!(nul_place("b[1].d\u{0}", true), "the key `b[1].d\\u0000`");
+        assert_eq!(
+            find_nul(&serde_json::json!("\u{0}")),
+            Some((String::new(), false))
+        );
+        assert_eq!(shown(&"x".repeat(300)).chars().count(), 201);
     }
 }

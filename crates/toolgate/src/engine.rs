@@ -858,7 +858,10 @@ fn render(comps: &[Component<'_, '_>], call: &Call, r: &CallResult) -> Verdict {
             };
         }
         Basis::Unevaluable(why) => {
-            v.reason = format!("{} call could not be evaluated: {why}", call.tool);
+            v.reason = format!(
+                "{} call could not be evaluated: {why}",
+                crate::json::shown(&call.tool)
+            );
         }
     }
     if r.split {

@@ -324,8 +324,8 @@ fn run_rules(
 
 /// Decides a call: splits it, decides every subject, folds to the strictest.
 pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
-    if let Some(e) = call.args.error() {
-        return CallResult::unevaluable(format!("its arguments could not be read: {e}"));
+    if let Some(e) = call.intake_error() {
+        return CallResult::unevaluable(e);
     }
     let confined = call.confined.is_some();
     let context = CallContext {

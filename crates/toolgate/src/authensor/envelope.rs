@@ -12,10 +12,46 @@ const MEMBERS: [(&str, bool); 5] = [
     ("timestamp", false),
 ];
 
+/// Other spellings of the members read, folded as
+/// [`crate::call::folded`] folds them: a host on the engine's own shape
+/// names the principal `principal` (`principal.id`) and the action's type
+/// `actionType`.
+const SPELLINGS: [(&str, &str); 2] = [("principal", "principalId"), ("actiontype", "action")];
+
 pub(super) fn read(mut value: Value) -> Result<Envelope, String> {
+    if let Some((path, key)) = crate::json::find_nul(&value) {
+        return Err(crate::json::nul_refusal(&crate::json::nul_place(
+            &path, key,
+        )));
+    }
     let Some(obj) = value.as_object_mut() else {
         return Err("the envelope is not a JSON object".into());
     };
+    // A member read under a second spelling (`principal_id`, `Action`,
+    // `principal`): a host may read that one instead.
+    for k in obj.keys() {
+        let f = crate::call::folded(k);
+        let own = MEMBERS
+            .iter()
+            .map(|(m, _)| *m)
+            .chain(["session", "constraints"])
+            .find(|m| crate::call::folded(m) == f)
+            .or_else(|| SPELLINGS.iter().find(|(s, _)| *s == f).map(|(_, m)| *m));
+        if let Some(own) = own.filter(|own| own != k) {
+            return Err(format!(
+                "the envelope names `{own}` a second way, as `{}`: a host may read that one instead; send `{own}` alone",
+                crate::json::shown(k)
+            ));
+        }
+    }
+    if let Some(a) = obj.get("action").and_then(Value::as_str) {
+        if a.contains(char::is_control) {
+            return Err(format!(
+                "the action `{}` holds a control character, which a host may cut or read differently: name the action without it",
+                crate::json::shown(a)
+            ));
+        }
+    }
     for (m, required) in MEMBERS {
         match obj.get(m) {
             Some(Value::String(_)) => {}
@@ -96,4 +132,49 @@ fn session(v: &Value) -> Result<Session, String> {
         session_id,
         actions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read;
+    use serde_json::json;
+
+    fn envelope(extra: serde_json::Value) -> serde_json::Value {
+        let mut v = json!({"id": "e1", "action": "file.read", "resource": "/tmp/x",
+            "principalId": "agent-1", "timestamp": "2026-01-01T00:00:00Z"});
+        if let (Some(m), Some(x)) = (v.as_object_mut(), extra.as_object()) {
+            for (k, x) in x {
+                m.insert(k.clone(), x.clone());
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn an_envelope_with_a_nul_byte_or_a_second_spelling_is_refused() {
+        let refused = |extra| read(envelope(extra)).err().unwrap_or_default();
+        assert!(refused(json!({"resource": "/etc/shadow\u{0}"}))
+            .starts_with("the string at `resource` holds a NUL byte"));
+        assert!(
+            refused(json!({"context": {"a\u{0}": 1}})).starts_with("the key `context.a\\u0000`")
+        );
+        assert!(refused(json!({"action": "file.read\n"})).contains("holds a control character"));
+        for (extra, own) in [
+            (json!({"principal": {"id": "x"}}), "principalId"),
+            (json!({"principal_id": "x"}), "principalId"),
+            (json!({"actionType": "shell.execute"}), "action"),
+            (json!({"RESOURCE": "/etc/shadow"}), "resource"),
+            (json!({"Session": {}}), "session"),
+        ] {
+            let e = refused(extra.clone());
+            assert!(
+                e.starts_with(&format!("the envelope names `{own}` a second way")),
+                "{extra}: {e}"
+            );
+        }
+        assert!(read(envelope(
+            json!({"context": {"principal": "p"}, "resource2": "x"})
+        ))
+        .is_ok());
+    }
 }

@@ -267,6 +267,13 @@ pub(super) fn read(v: &Value, limits: Limits) -> Result<Policies, Diagnostics> {
         errors: Vec::new(),
         warnings: Vec::new(),
     };
+    if let Some((path, key)) = crate::json::find_nul(v) {
+        cx.err(
+            &path,
+            crate::json::nul_refusal(&crate::json::nul_place(&path, key)),
+            "a policy holds no NUL byte: remove it",
+        );
+    }
     let mut out = Policies::default();
     let (list, prefix): (Vec<&Value>, bool) =
         match v {

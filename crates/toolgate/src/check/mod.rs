@@ -369,13 +369,17 @@ pub fn check_alias(name: &str, tools: &[&str]) -> Result<(), Diagnostic> {
         );
     }
     for t in tools {
-        if t.is_empty() || t.contains('*') {
+        if t.is_empty() || t.contains('*') || t.contains(char::is_control) {
             return Err(Diagnostic::new(
                 "invalid_rule",
-                format!("the alias `{name}` lists `{t}`, which is not a tool name"),
+                format!(
+                    "the alias `{}` lists `{}`, which is not a tool name",
+                    crate::json::shown(name),
+                    crate::json::shown(t)
+                ),
             )
-            .with_token(name)
-            .with_help("list tools by their exact names"));
+            .with_token(crate::json::shown(name))
+            .with_help("list tools by their exact names, which hold no control character"));
         }
     }
     Ok(())

@@ -23,7 +23,11 @@ impl Payload {
     /// Reads a payload: a JSON object with `tool_name` (a string),
     /// `tool_input`, and optionally `cwd`, `permission_mode`, `session_id`,
     /// `tool_use_id` and `hook_event_name` (which must be `PreToolUse`);
-    /// other members are ignored. Duplicate keys are refused at every level.
+    /// other members are ignored (`transcript_path` among them), except
+    /// those that name the tool or its arguments another way (`tool`,
+    /// `args`, `name`, `arguments`, `input`, `parameters`, `function`, …:
+    /// [`crate::call::one_spelling`]), which are refused. Duplicate keys
+    /// are refused at every level.
     ///
     /// ```
     /// use toolgate::claude::Payload;
@@ -43,6 +47,7 @@ impl Payload {
         let Value::Object(mut m) = v else {
             return Err("the hook input is not a JSON object".into());
         };
+        crate::call::one_spelling(m.keys().map(String::as_str), "tool_name", "tool_input")?;
         let text_member = |m: &mut serde_json::Map<String, Value>, k: &str| match m.remove(k) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -189,8 +194,10 @@ impl ClaudeEvaluator {
 fn unevaluable(call: &Call, v: &Verdict) -> bool {
     v.rule.is_none()
         && v.decision == Decision::Deny
-        && v.reason
-            .starts_with(&format!("{} call could not be evaluated: ", call.tool))
+        && v.reason.starts_with(&format!(
+            "{} call could not be evaluated: ",
+            crate::json::shown(&call.tool)
+        ))
 }
 
 impl Evaluator for ClaudeEvaluator {
@@ -225,5 +232,38 @@ impl Evaluator for ClaudeEvaluator {
 
     fn filter(&self, tools: &[String]) -> Vec<String> {
         self.inner.filter(tools)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Payload;
+
+    #[test]
+    fn a_payload_naming_the_tool_or_its_input_twice_is_refused() {
+        let base = r#""session_id": "s", "transcript_path": "/t", "cwd": "/repo", "hook_event_name": "PreToolUse", "permission_mode": "default", "tool_name": "Read", "tool_input": {"file_path": "/repo/a"}"#;
+        assert!(Payload::from_json(&format!("{{{base}}}")).is_ok());
+        for extra in [
+            r#""tool": "Bash""#,
+            r#""args": {"command": "rm -rf /"}"#,
+            r#""name": "Bash""#,
+            r#""arguments": "{}""#,
+            r#""input": {}"#,
+            r#""parameters": {}"#,
+            r#""function": {"name": "Bash"}"#,
+        ] {
+            let e = Payload::from_json(&format!("{{{base}, {extra}}}")).err();
+            assert!(
+                e.as_deref()
+                    .is_some_and(|e| e.starts_with("the call names its ")),
+                "{extra}: {e:?}"
+            );
+        }
+        // A NUL in the input leaves the arguments unreadable: the call is
+        // denied when it is decided.
+        let p = Payload::from_json(
+            r#"{"tool_name": "Read", "tool_input": {"file_path": "/etc/shadow\u0000.txt"}}"#,
+        );
+        assert!(p.is_ok_and(|p| p.call.intake_error().is_some()));
     }
 }

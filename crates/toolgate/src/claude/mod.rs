@@ -478,6 +478,21 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
                 continue;
             }
         };
+        // A NUL byte anywhere (a rule, a directory, a mode) is refused: a
+        // host ends the string there, so the rule would not say what it
+        // seems to.
+        if let Some((at, key)) = crate::json::find_nul(&v) {
+            let mut d = invalid(
+                &f.path,
+                crate::json::nul_refusal(&crate::json::nul_place(&at, key)),
+                "a settings file holds no NUL byte: remove it",
+            );
+            d.location.span =
+                crate::json::locate(&f.text, &at).map(|(s, e)| crate::diag::Span::new(s, e));
+            d.location.path = at;
+            errors.push(d);
+            continue;
+        }
         let Value::Object(mut obj) = v else {
             errors.push(invalid(
                 &f.path,

@@ -429,8 +429,12 @@ struct RevokeCase {
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CallCase {
+    /// The tool; may be left out when `call` gives the call.
+    #[serde(default)]
     pub(super) tool: String,
-    #[serde(deserialize_with = "present")]
+    /// The arguments; `null` when left out (a case with `raw_args` or
+    /// `call` need not give them).
+    #[serde(default, deserialize_with = "present")]
     args: Option<Value>,
     subjects: Option<Vec<SubjectCase>>,
     subjects_error: Option<String>,
@@ -442,6 +446,12 @@ pub(super) struct CallCase {
     raw_args: Option<String>,
     /// toolgate extension: the directory the call runs in.
     cwd: Option<String>,
+    /// toolgate extension: the call object as a host sends it, read by
+    /// [`Call::from_value`] (toolgate's shape or Claude Code's) instead of
+    /// being assembled from the members above. A call that does not read
+    /// is not decided: its verdict is the deny `decide` answers such a line
+    /// with, `the call could not be read: E`. Not in a batch.
+    pub(super) call: Option<Value>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -682,12 +692,17 @@ fn run_case(case: &DecisionCase, policy: &Policy, e: EngineKind) -> Vec<String> 
         }
     }
     for (turn, c) in case.calls.iter().flatten().enumerate() {
-        let call = make_call(c, 1);
-        let got = engine.decide_batch(std::slice::from_ref(&call));
-        let again = engine.decide_batch(std::slice::from_ref(&call));
-        if got != again {
-            out.push(format!("call {} decided twice differently", turn + 1));
-        }
+        let got = match read_call(c, 1) {
+            Ok(call) => {
+                let got = engine.decide_batch(std::slice::from_ref(&call));
+                let again = engine.decide_batch(std::slice::from_ref(&call));
+                if got != again {
+                    out.push(format!("call {} decided twice differently", turn + 1));
+                }
+                got
+            }
+            Err(v) => vec![v],
+        };
         match got.first() {
             Some(v) => out.extend(
                 compare(v, &c.want)
@@ -698,6 +713,9 @@ fn run_case(case: &DecisionCase, policy: &Policy, e: EngineKind) -> Vec<String> 
         }
     }
     if let Some(batch) = &case.batch {
+        if batch.iter().any(|c| c.call.is_some()) {
+            out.push("a batch call cannot be given as `call`".into());
+        }
         let calls: Vec<Call> = batch
             .iter()
             .enumerate()
@@ -726,6 +744,17 @@ fn run_case(case: &DecisionCase, policy: &Policy, e: EngineKind) -> Vec<String> 
         }
     }
     out
+}
+
+/// The call a case decides: read from its `call` object when it has one
+/// (the deny a call that does not read gets, as the error), or else
+/// assembled by [`make_call`].
+pub(super) fn read_call(c: &CallCase, n: usize) -> Result<Call, Verdict> {
+    match &c.call {
+        Some(v) => Call::from_value(v.clone())
+            .map_err(|e| Verdict::new(Decision::Deny, format!("the call could not be read: {e}"))),
+        None => Ok(make_call(c, n)),
+    }
 }
 
 pub(super) fn make_call(c: &CallCase, n: usize) -> Call {

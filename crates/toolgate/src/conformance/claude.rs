@@ -17,7 +17,7 @@
 //! [`crate::claude::prepare_call`], as the hook's and `decide`'s do, and are
 //! decided on every engine wrapped in [`crate::claude::ClaudeEvaluator`].
 
-use super::cases::{compare, make_call, record, CallCase, EngineKind, Offer};
+use super::cases::{compare, make_call, read_call, record, CallCase, EngineKind, Offer};
 use super::Report;
 use crate::call::Call;
 use crate::claude::{self, Environment, Scope, SettingsFile};
@@ -156,7 +156,15 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
         };
         let engine = loaded.evaluator(inner);
         for (turn, c) in case.calls.iter().flatten().enumerate() {
-            let got = engine.decide_batch(std::slice::from_ref(&call(c, 1)));
+            let got = match read_call(c, 1) {
+                Ok(mut read) => {
+                    if read.cwd.is_none() {
+                        read.cwd = Some(project.clone());
+                    }
+                    engine.decide_batch(std::slice::from_ref(&claude::prepare_call(read)))
+                }
+                Err(v) => vec![v],
+            };
             match got.first() {
                 Some(v) => out.extend(
                     compare(v, &c.want)
@@ -167,6 +175,9 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
             }
         }
         if let Some(batch) = &case.batch {
+            if batch.iter().any(|c| c.call.is_some()) {
+                out.push("[harness] a batch call cannot be given as `call`".into());
+            }
             let calls: Vec<Call> = batch
                 .iter()
                 .enumerate()

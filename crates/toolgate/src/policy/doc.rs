@@ -50,6 +50,7 @@ pub fn from_json(text: &str) -> Result<Policy, Diagnostics> {
 ///
 /// Every problem found (see the module docs).
 pub fn from_toml(text: &str) -> Result<Policy, Diagnostics> {
+    // (The text is TOML: places are found by the path alone.)
     let value: toml::Value = toml::from_str(text).map_err(|e| {
         let mut d = Diagnostic::new(
             "invalid_document",
@@ -59,7 +60,7 @@ pub fn from_toml(text: &str) -> Result<Policy, Diagnostics> {
         d.location.span = e.span().map(|r| Span::new(r.start, r.end));
         Diagnostics::one(d)
     })?;
-    from_value(&toml_to_json(value), Some(text))
+    read(&toml_to_json(value), Some(text), false)
 }
 
 /// Reads a policy document already parsed into a JSON value. `text` is the
@@ -69,11 +70,17 @@ pub fn from_toml(text: &str) -> Result<Policy, Diagnostics> {
 ///
 /// Every problem found (see the module docs).
 pub fn from_value(value: &Value, text: Option<&str>) -> Result<Policy, Diagnostics> {
+    read(value, text, true)
+}
+
+fn read(value: &Value, text: Option<&str>, json: bool) -> Result<Policy, Diagnostics> {
     let mut r = Reader {
         text,
+        json,
         errors: Vec::new(),
         cursor: 0,
     };
+    r.nul_bytes(value, "");
     let policy = r.policy(value);
     match Diagnostics::from_vec(r.errors) {
         Some(d) => Err(d),
@@ -106,6 +113,8 @@ const MATCHER: &[&str] = &["match", "field", "split"];
 
 struct Reader<'t> {
     text: Option<&'t str>,
+    /// Whether `text` is JSON, so that a path can be found in it.
+    json: bool,
     errors: Vec<Diagnostic>,
     /// Where the last located string was found, so that equal strings are
     /// found in document order.
@@ -120,6 +129,57 @@ impl Reader<'_> {
                 path: path.to_string(),
                 span: None,
             }));
+    }
+
+    /// Refuses every NUL byte in the document outside its rule lists (the
+    /// grammar refuses those, naming the rule): a tool name, field, alias,
+    /// source or note holding one would be cut by a host, or never match.
+    fn nul_bytes(&mut self, v: &Value, path: &str) {
+        match v {
+            Value::String(s) if s.contains('\0') && !is_rule_list(path) => {
+                self.nul_at(path, &crate::json::nul_place(path, false));
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.nul_bytes(item, &format!("{path}[{i}]"));
+                }
+            }
+            Value::Object(m) => {
+                for (k, item) in m {
+                    let at = join(path, k);
+                    if k.contains('\0') {
+                        self.nul_at(&at, &crate::json::nul_place(&at, true));
+                    } else {
+                        self.nul_bytes(item, &at);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn nul_at(&mut self, path: &str, place: &str) {
+        let span = self
+            .text
+            .filter(|_| self.json)
+            .and_then(|t| crate::json::locate(t, path))
+            .map(|(s, e)| Span::new(s, e));
+        self.errors.push(
+            Diagnostic::new("invalid_document", crate::json::nul_refusal(place))
+                .with_help("a policy document holds no NUL byte: remove it")
+                .at(Location {
+                    file: String::new(),
+                    path: path.to_string(),
+                    span,
+                }),
+        );
+    }
+
+    /// Where a rule string that cannot be found in the text is: the span of
+    /// the JSON string at `path`.
+    fn string_at(&self, path: &str) -> Option<Span> {
+        let (s, e) = crate::json::locate(self.text.filter(|_| self.json)?, path)?;
+        Some(Span::new(s, e))
     }
 
     fn policy(&mut self, v: &Value) -> Policy {
@@ -235,12 +295,12 @@ impl Reader<'_> {
                     "say which argument member the matcher reads, as in `\"field\": \"command\"`",
                 );
             }
-            if tool.is_empty() || tool.contains('*') {
+            if tool.is_empty() || tool.contains('*') || tool.contains(char::is_control) {
                 self.err(
                     "invalid_document",
                     &path,
-                    format!("`{tool}` is not a tool name"),
-                    "a matcher is declared for one tool, by its exact name",
+                    format!("`{}` is not a tool name", crate::json::shown(tool)),
+                    "a matcher is declared for one tool, by its exact name, which holds no control character",
                 );
             }
             out.push(MatcherDecl {
@@ -438,12 +498,14 @@ impl Reader<'_> {
                                     },
                                 }),
                                 Err(mut d) => {
-                                    d.location.path = at;
                                     d.location.span = match (base, d.location.span) {
                                         (Some(b), Some(sp)) => Some(sp.shift(b)),
                                         (Some(b), None) => Some(Span::new(b, b + s.len())),
-                                        _ => None,
+                                        // A rule written with escapes (a
+                                        // `\u0000`): its string's place.
+                                        _ => self.string_at(&at),
                                     };
+                                    d.location.path = at;
                                     self.errors.push(d);
                                 }
                             }
@@ -489,7 +551,9 @@ impl Reader<'_> {
             Err(e) => {
                 let mut d = e.to_diagnostic();
                 d.location.path = path.to_string();
-                d.location.span = base.map(|b| e.span.shift(b));
+                d.location.span = base
+                    .map(|b| e.span.shift(b))
+                    .or_else(|| self.string_at(path));
                 self.errors.push(d);
                 Vec::new()
             }
@@ -552,6 +616,27 @@ impl Reader<'_> {
         self.cursor = at + s.len();
         Some(Span::new(at, at + s.len()))
     }
+}
+
+/// Whether `path` names a rule list or an entry of one: `allow`, `deny`
+/// and `ask`, at the top or in a source, as a string or an array.
+fn is_rule_list(path: &str) -> bool {
+    let rest = match path.strip_prefix("sources[") {
+        Some(r) => match r.split_once("].") {
+            Some((i, rest)) if !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) => rest,
+            _ => return false,
+        },
+        None => path,
+    };
+    let (list, index) = match rest.split_once('[') {
+        Some((l, i)) => (l, Some(i)),
+        None => (rest, None),
+    };
+    ["allow", "deny", "ask"].contains(&list)
+        && index.is_none_or(|i| {
+            i.strip_suffix(']')
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
 }
 
 fn join(path: &str, member: &str) -> String {
@@ -625,6 +710,68 @@ mod tests {
         assert_eq!(p.sources[0].lists.deny[0].note.as_deref(), Some("proxied"));
         assert_eq!(p.host.allow[1].spec.as_deref(), Some("git status:*"));
         assert_eq!(p.host.ask[0].tool, "edit");
+    }
+
+    #[test]
+    fn a_nul_byte_is_refused_and_located() {
+        // In a rule: the grammar's error, at the rule's string.
+        let text = "{\"default\": \"allow\",\n \"deny\": [\"read\", \"read(/etc/shadow\\u0000)\"]}";
+        let errs = from_json(text)
+            .err()
+            .map(|d| d.iter().cloned().collect::<Vec<_>>());
+        let errs = errs.unwrap_or_default();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].kind, "control_character");
+        assert_eq!(errs[0].location.path, "deny[1]");
+        assert_eq!(errs[0].location.span, Some(Span::new(39, 64)));
+        // A rule list as one string.
+        let errs =
+            from_json(r#"{"default": "allow", "sources": [{"name": "s", "ask": "bash\u0000"}]}"#)
+                .err()
+                .map(|d| d.first().clone());
+        let e = errs.unwrap_or_else(|| Diagnostic::new("none", ""));
+        assert_eq!(
+            (e.kind, e.location.path.as_str()),
+            ("control_character", "sources[0].ask")
+        );
+        assert!(e.location.span.is_some());
+        // Anywhere else: the place, with its span.
+        for (text, path) in [
+            (
+                r#"{"default": "allow", "aliases": {"Bash": ["bash\u0000"]}}"#,
+                "aliases.Bash[0]",
+            ),
+            (
+                r#"{"default": "allow", "matchers": {"bash": {"match": "prefix", "field": "command\u0000"}}}"#,
+                "matchers.bash.field",
+            ),
+            (
+                r#"{"default": "allow", "notes": {"read\u0000": "n"}}"#,
+                "notes.read\0",
+            ),
+            (
+                r#"{"default": "allow", "sources": [{"name": "s\u0000"}]}"#,
+                "sources[0].name",
+            ),
+        ] {
+            let d = from_json(text).err().map(|d| d.first().clone());
+            let d = d.unwrap_or_else(|| panic!("{text} was read"));
+            assert_eq!(d.kind, "invalid_document", "{text}");
+            assert_eq!(d.location.path, path, "{text}");
+            assert!(d.message.contains("holds a NUL byte"), "{}", d.message);
+            assert!(d.location.span.is_some(), "{text}");
+        }
+        // A matcher for a tool whose name holds another control character.
+        let d = from_json(r#"{"default": "allow", "matchers": {"ba\u0001sh": {}}}"#)
+            .err()
+            .map(|d| d.first().message.clone());
+        assert_eq!(d.as_deref(), Some("`ba\\u0001sh` is not a tool name"));
+        assert!(is_rule_list("deny[0]") && is_rule_list("sources[2].ask") && is_rule_list("allow"));
+        assert!(
+            !is_rule_list("notes.allow")
+                && !is_rule_list("sources[x].deny")
+                && !is_rule_list("deny[]")
+        );
     }
 
     #[test]

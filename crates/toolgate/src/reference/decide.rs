@@ -275,7 +275,8 @@ impl Reference {
                 serde_json::Value::String(canonical.into_owned()),
             );
         }
-        Ok(Args::from_value(object))
+        // The canonical form may hold a NUL (the `path` kind's separator).
+        Ok(Args::canonical(object))
     }
 
     /// Decides one call on its own (§11), without the batch hold.
@@ -285,12 +286,11 @@ impl Reference {
         verdict.call_id = call.call_id.clone();
         verdict.confined = call.confined.clone().unwrap_or_default();
 
-        // Arguments that could not be read block the call.
-        if let Some(e) = call.args.error() {
-            verdict.reason = format!(
-                "{} call could not be evaluated: its arguments could not be read: {e}",
-                call.tool
-            );
+        // A tool name that holds a control character, and arguments that
+        // could not be read, block the call.
+        let shown = crate::json::shown(&call.tool);
+        if let Some(e) = call.intake_error() {
+            verdict.reason = format!("{shown} call could not be evaluated: {e}");
             return Decided {
                 verdict,
                 holds_siblings: true,
@@ -318,7 +318,7 @@ impl Reference {
         }) {
             Ok(subjects) => subjects,
             Err(why) => {
-                verdict.reason = format!("{} call could not be evaluated: {why}", call.tool);
+                verdict.reason = format!("{shown} call could not be evaluated: {why}");
                 return Decided {
                     verdict,
                     holds_siblings: true,

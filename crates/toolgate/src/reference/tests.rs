@@ -276,6 +276,31 @@ fn unreadable_arguments_block_without_a_rule() {
 }
 
 #[test]
+fn a_control_character_in_the_tool_name_blocks_without_a_rule() {
+    // The issue's call: `bash` is denied, `bash\0` was allowed by default.
+    let r = reference(r#"{"default": "allow", "deny": "bash"}"#);
+    for tool in ["bash\0", "bash\u{1b}", "bash\u{9f}"] {
+        let v = r.would(&Call::new(tool, r#"{"command": "ls"}"#));
+        assert_eq!(v.decision, Decision::Deny, "{tool:?}");
+        assert!(v.rule.is_none());
+        assert!(
+            v.reason
+                .contains("call could not be evaluated: the tool name `bash\\u00"),
+            "{}",
+            v.reason
+        );
+    }
+    // It holds a batch, as a call that could not be evaluated does.
+    let v = r.decide_batch(&[Call::new("read", "{}"), Call::new("read\0", "{}")]);
+    assert!(v[0].held);
+    // And a NUL in an argument is unreadable arguments.
+    let v = r.would(&Call::new("read", r#"{"path": "/etc/shadow\u0000.txt"}"#));
+    assert!(v
+        .reason
+        .starts_with("read call could not be evaluated: its arguments could not be read: the member `path` holds a NUL byte"));
+}
+
+#[test]
 fn a_grant_set_shadows_asks_of_other_sources_it_does_not_rank_below() {
     let mut r = reference(
         r#"{"default": "ask",

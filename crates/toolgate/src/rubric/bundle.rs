@@ -78,6 +78,13 @@ pub(super) fn read(v: &Value, limits: Limits) -> Result<Bundle, Diagnostics> {
                 .with_help("write `{\"policies\": [...], \"frozenAgentIds\": [...]}`"),
         ));
     };
+    if let Some((path, key)) = crate::json::find_nul(v) {
+        cx.err(
+            &path,
+            crate::json::nul_refusal(&crate::json::nul_place(&path, key)),
+            "a bundle holds no NUL byte: remove it",
+        );
+    }
     cx.members(
         top,
         &[

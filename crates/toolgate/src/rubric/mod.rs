@@ -225,7 +225,10 @@ pub struct Request {
 
 impl Request {
     /// Reads a request; duplicate keys, a missing `tool_name` and an
-    /// `agent_id` that is not a string are errors.
+    /// `agent_id` that is not a string are errors, and so are a NUL byte in
+    /// any string or key, a control character in `tool_name`, and a second
+    /// spelling of `tool_name` or `agent_id` (`tool`, `toolName`,
+    /// `agentId`, …), which a host may read instead.
     ///
     /// # Errors
     ///
@@ -244,7 +247,29 @@ impl Request {
         let Some(obj) = value.as_object() else {
             return Err("the request is not a JSON object".into());
         };
+        if let Some((path, key)) = crate::json::find_nul(&value) {
+            return Err(crate::json::nul_refusal(&crate::json::nul_place(
+                &path, key,
+            )));
+        }
+        for (own, spellings) in [
+            ("tool_name", &["toolname", "tool"][..]),
+            ("agent_id", &["agentid"][..]),
+        ] {
+            if let Some(k) = obj
+                .keys()
+                .find(|k| *k != own && spellings.contains(&crate::call::folded(k).as_str()))
+            {
+                return Err(format!(
+                    "the request names `{own}` a second way, as `{}`: a host may read that one instead; send `{own}` alone",
+                    crate::json::shown(k)
+                ));
+            }
+        }
         match obj.get("tool_name") {
+            Some(Value::String(s)) if s.contains(char::is_control) => {
+                return Err(crate::call::tool_name_error(s).unwrap_or_default())
+            }
             Some(Value::String(_)) => {}
             Some(_) => return Err("`tool_name` is not a string".into()),
             None => return Err("`tool_name` is missing".into()),
@@ -625,5 +650,35 @@ impl<'a> RubricEngine<'a> {
 impl RubricEvaluator for RubricEngine<'_> {
     fn decide(&self, request: &Request) -> RubricResult {
         RubricEngine::decide(self, request)
+    }
+}
+
+#[cfg(test)]
+mod intake_tests {
+    use super::Request;
+
+    #[test]
+    fn a_request_with_a_nul_byte_or_a_second_tool_spelling_is_refused() {
+        let refused = |text: &str| Request::from_json(text).err().unwrap_or_default();
+        // The issue's requests: `eq` denies were passed.
+        assert!(refused(r#"{"tool_name": "bash\u0000"}"#).contains("holds a NUL byte"));
+        assert!(
+            refused(r#"{"tool_name": "read", "input": {"file_path": "/etc/shadow\u0000"}}"#)
+                .starts_with("the string at `input.file_path` holds a NUL byte")
+        );
+        assert!(refused(r#"{"tool_name": "bash\u001b"}"#).contains("control character U+001B"));
+        assert_eq!(
+            refused(r#"{"tool_name": "read", "tool": "bash"}"#),
+            "the request names `tool_name` a second way, as `tool`: a host may read that one instead; send `tool_name` alone"
+        );
+        assert!(refused(r#"{"tool_name": "read", "ToolName": "bash"}"#).contains("as `ToolName`"));
+        assert!(
+            refused(r#"{"tool_name": "read", "agentId": "a"}"#).contains("`agent_id` a second way")
+        );
+        // The members policies address are the request's own.
+        assert!(Request::from_json(
+            r#"{"tool_name": "read", "name": "n", "input": {"a": "b\t"}, "args": [1]}"#
+        )
+        .is_ok());
     }
 }

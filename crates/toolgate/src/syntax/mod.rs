@@ -5,7 +5,8 @@
 //! [`RuleToken`]s, or into a [`GrammarError`] naming the first offending token
 //! with its byte span. A list with an error is refused whole.
 //!
-//! Depends on `diag` and `quote` only.
+//! Depends on `diag`, `quote` and `json` (which shows control characters
+//! in messages).
 
 use crate::diag::{Diagnostic, Span};
 use pest::Parser as _;
@@ -59,6 +60,12 @@ pub enum GrammarErrorKind {
     EmptyCarveOut,
     /// Parentheses nested deeper than [`MAX_NESTING`] (toolgate only).
     NestingTooDeep,
+    /// A NUL byte in the rule, or another ASCII control character (U+0001
+    /// to U+001F, U+007F) in its tool name (toolgate only): no call can
+    /// carry one (see [`crate::call::tool_name_error`]), so the rule could
+    /// never match as written. (C1 controls stay part of a tool name:
+    /// agentpolicy's corpus reads `Read\u{85}Edit` as one rule.)
+    ControlCharacter,
 }
 
 impl GrammarErrorKind {
@@ -71,6 +78,7 @@ impl GrammarErrorKind {
             GrammarErrorKind::EmptySpecifier => "empty_specifier",
             GrammarErrorKind::EmptyCarveOut => "empty_carve_out",
             GrammarErrorKind::NestingTooDeep => "nesting_too_deep",
+            GrammarErrorKind::ControlCharacter => "control_character",
         }
     }
 
@@ -83,6 +91,7 @@ impl GrammarErrorKind {
             GrammarErrorKind::EmptySpecifier => "empty specifier",
             GrammarErrorKind::EmptyCarveOut => "empty carve-out",
             GrammarErrorKind::NestingTooDeep => "parentheses nested too deep",
+            GrammarErrorKind::ControlCharacter => "control character",
         }
     }
 }
@@ -138,11 +147,22 @@ impl GrammarError {
                 format!("rule `{}` nests parentheses more than {MAX_NESTING} deep", abbreviate(t)),
                 "simplify the specifier; no matcher needs parentheses nested this deep",
             ),
+            GrammarErrorKind::ControlCharacter => (
+                if t.contains('\0') {
+                    format!("rule `{}` holds a NUL byte", crate::json::shown(t))
+                } else {
+                    format!(
+                        "the tool name of rule `{}` holds a control character",
+                        crate::json::shown(t)
+                    )
+                },
+                "remove it: a host ends a string at a NUL, so no call carries one, and a tool name holds no control character, so the rule could never match as written",
+            ),
         };
-        let token = if self.kind == GrammarErrorKind::NestingTooDeep {
-            abbreviate(t)
-        } else {
-            t.clone()
+        let token = match self.kind {
+            GrammarErrorKind::NestingTooDeep => abbreviate(t),
+            GrammarErrorKind::ControlCharacter => crate::json::shown(t),
+            _ => t.clone(),
         };
         Diagnostic::new(self.kind.name(), message)
             .with_help(help)
@@ -255,6 +275,9 @@ fn lower_token(token: pest::iterators::Pair<'_, Rule>) -> Result<RuleToken, Gram
     }
     let tool = first.as_str().to_string();
     let Some(group) = pieces.next() else {
+        if tool.contains(|c: char| c.is_ascii_control()) {
+            return Err(err(GrammarErrorKind::ControlCharacter));
+        }
         return Ok(RuleToken {
             tool,
             spec: None,
@@ -270,6 +293,9 @@ fn lower_token(token: pest::iterators::Pair<'_, Rule>) -> Result<RuleToken, Gram
     }
     if body == "!" {
         return Err(err(GrammarErrorKind::EmptyCarveOut));
+    }
+    if tool.contains(|c: char| c.is_ascii_control()) || body.contains('\0') {
+        return Err(err(GrammarErrorKind::ControlCharacter));
     }
     Ok(RuleToken {
         tool,
@@ -371,6 +397,37 @@ mod tests {
         assert_eq!(kinds("Read(a b\tc)"), ("ok", "Read(a b\tc)".into()));
         assert_eq!(kinds("Read(!x)"), ("ok", "Read(!x)".into()));
         assert_eq!(kinds("Read(!!)"), ("ok", "Read(!!)".into()));
+    }
+
+    #[test]
+    fn a_nul_byte_or_a_control_character_in_a_tool_name_is_refused() {
+        assert_eq!(
+            kinds("read(/etc/shadow\0)"),
+            ("control_character", "read(/etc/shadow\0)".into())
+        );
+        assert_eq!(kinds("read bash\0"), ("control_character", "bash\0".into()));
+        assert_eq!(
+            kinds("ba\u{1}sh"),
+            ("control_character", "ba\u{1}sh".into())
+        );
+        assert_eq!(
+            kinds("ba\u{7f}sh(x)"),
+            ("control_character", "ba\u{7f}sh(x)".into())
+        );
+        // NEL belongs to a token, as agentpolicy's corpus has it.
+        assert_eq!(kinds("ba\u{85}sh(x)"), ("ok", "ba\u{85}sh(x)".into()));
+        // Other controls are part of a specifier like any character.
+        assert_eq!(kinds("bash(a\u{1}b)"), ("ok", "bash(a\u{1}b)".into()));
+        // The earlier kinds come first.
+        assert_eq!(kinds("bash\0()"), ("empty_specifier", "bash\0()".into()));
+        let e = parse_rules("x read(a\0)").unwrap_err();
+        assert_eq!(e.span, Span::new(2, 10));
+        let d = e.to_diagnostic();
+        assert_eq!(d.message, "rule `read(a\\u0000)` holds a NUL byte");
+        assert_eq!(
+            e.reference_message(),
+            "toolgate: rule \"read(a\\x00)\": control character"
+        );
     }
 
     #[test]
