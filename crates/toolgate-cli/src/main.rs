@@ -1317,69 +1317,22 @@ fn read_batch(line: &str, max: usize) -> Result<Vec<Call>, String> {
         })
 }
 
-/// Appends a verdict's JSON form to `out`: the same bytes as
-/// `v.to_json().to_string()` (members in the same order, empty ones left
-/// out, strings escaped as serde_json escapes them), without building a
-/// `Value` on the way. Rendering through a `Value` cost more than deciding
-/// (see `benches/jsonl.rs`).
+/// Appends a verdict's JSON form to `out`, streamed through its
+/// `Serialize` into the line's own buffer (no `Value` is built: rendering
+/// through one cost more than deciding, see `benches/jsonl.rs`).
 fn write_verdict(v: &Verdict, out: &mut String) {
-    fn member(out: &mut String, key: &str, value: &str) {
-        if !value.is_empty() {
-            out.push_str(",\"");
-            out.push_str(key);
-            out.push_str("\":");
-            json_str(out, value);
-        }
+    let mut bytes = std::mem::take(out).into_bytes();
+    let start = bytes.len();
+    if serde_json::to_writer(&mut bytes, v).is_err() {
+        bytes.truncate(start);
+        // Writing into memory does not fail; if it ever did, the line
+        // still gets a deny.
+        bytes.extend_from_slice(
+            br#"{"decision":"deny","reason":"the verdict could not be written","by":"policy"}"#,
+        );
     }
-    out.push_str("{\"decision\":\"");
-    out.push_str(v.decision.as_str());
-    out.push('"');
-    if let Some(r) = &v.rule {
-        // `to_json` writes the rule's text even when it is empty.
-        out.push_str(",\"rule\":");
-        json_str(out, &r.text);
-        member(out, "source", &r.source);
-    }
-    member(out, "reason", &v.reason);
-    member(out, "subject", &v.subject);
-    if v.held {
-        out.push_str(",\"held\":true");
-    }
-    member(out, "confined", &v.confined);
-    member(out, "by", v.by);
-    member(out, "run_id", &v.run_id);
-    member(out, "call_id", &v.call_id);
-    out.push('}');
-}
-
-/// Appends `s` as a JSON string: `"` and `\` escaped, control characters
-/// as `\b`, `\f`, `\n`, `\r`, `\t` or `\u00XX`, everything else as it is.
-fn json_str(out: &mut String, s: &str) {
-    out.push('"');
-    let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let short = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        // `i` is at an ASCII byte, so both cuts are on character boundaries.
-        out.push_str(s.get(start..i).unwrap_or_default());
-        if short.is_empty() {
-            out.push_str(&format!("\\u{b:04x}"));
-        } else {
-            out.push_str(short);
-        }
-        start = i + 1;
-    }
-    out.push_str(s.get(start..).unwrap_or_default());
-    out.push('"');
+    *out = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
 }
 
 /// Writes to standard output; a closed pipe ends the command quietly.
