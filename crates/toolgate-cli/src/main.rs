@@ -1061,7 +1061,9 @@ fn decide_rubric(
     use toolgate::rubric::Request;
     lines(calls, intake, |line, out| {
         let request = match line {
-            Ok(text) => Request::from_json(text).unwrap_or_else(Request::unreadable),
+            Ok(text) => {
+                Request::from_json(text).unwrap_or_else(|e| Request::unreadable(e.to_string()))
+            }
             Err(why) => Request::unreadable(why),
         };
         out.push_str(&engine.decide(&request).to_json().to_string());
@@ -1074,7 +1076,9 @@ fn decide_rubric(
 fn decide_authensor(engine: &dyn AuthensorEvaluator, envelopes: &str, intake: Intake) -> ExitCode {
     lines(envelopes, intake, |line, out| {
         let envelope = match line.map(toolgate::json::parse_strict) {
-            Ok(Ok(v)) => Envelope::from_value(v).unwrap_or_else(Envelope::unreadable),
+            Ok(Ok(v)) => {
+                Envelope::from_value(v).unwrap_or_else(|e| Envelope::unreadable(e.to_string()))
+            }
             Ok(Err(e)) => Envelope::unreadable(format!("the line is not JSON: {e}")),
             Err(why) => Envelope::unreadable(why),
         };
@@ -1669,7 +1673,7 @@ fn hook(
     }
     let payload = match toolgate::claude::Payload::from_json(text) {
         Ok(p) => p,
-        Err(e) => return hook_answer(Decision::Deny, &e),
+        Err(e) => return hook_answer(Decision::Deny, &e.to_string()),
     };
     let home = home();
     let project = hook_project_dir(payload.call.cwd.as_deref(), home.as_deref());

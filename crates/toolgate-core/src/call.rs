@@ -9,6 +9,7 @@
 //!
 //! Depends on `json` only.
 
+use crate::error::IntakeError;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -45,7 +46,7 @@ impl Args {
     pub fn from_json(text: &str) -> Args {
         Args {
             raw: Arc::from(text),
-            read: crate::json::scan_members(text),
+            read: crate::json::scan_members(text).map_err(|e| e.to_string()),
             value: std::sync::OnceLock::new(),
         }
     }
@@ -184,7 +185,7 @@ impl Subject {
 /// let call = Call::from_json(r#"{"tool": "bash", "args": {"command": "ls"}, "call_id": "c1"}"#)?;
 /// assert_eq!(call.tool, "bash");
 /// assert_eq!(call.args.str_member("command"), Some("ls"));
-/// # Ok::<(), String>(())
+/// # Ok::<(), toolgate_core::IntakeError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Call {
@@ -246,12 +247,13 @@ impl Call {
     ///
     /// A message naming what is missing or malformed. A caller on the
     /// decision side answers such a line with a deny.
-    pub fn from_json(line: &str) -> Result<Call, String> {
+    pub fn from_json(line: &str) -> Result<Call, IntakeError> {
         let mut de = serde_json::Deserializer::from_str(line);
         let members = serde::Deserializer::deserialize_any(&mut de, CallVisitor)
             .map_err(|e| e.to_string())?;
         de.end().map_err(|e| e.to_string())?;
         Call::assemble(members.ok_or("a call must be a JSON object with `tool` and `args`")?)
+            .map_err(IntakeError::from)
     }
 
     /// Reads a call object already parsed (see [`Call::from_json`]).
@@ -259,7 +261,7 @@ impl Call {
     /// # Errors
     ///
     /// As [`Call::from_json`].
-    pub fn from_value(v: Value) -> Result<Call, String> {
+    pub fn from_value(v: Value) -> Result<Call, IntakeError> {
         let Value::Object(m) = v else {
             return Err("a call must be a JSON object with `tool` and `args`".into());
         };
@@ -278,7 +280,7 @@ impl Call {
                 (k, member)
             })
             .collect();
-        Call::assemble(members)
+        Call::assemble(members).map_err(IntakeError::from)
     }
 
     /// A call from its members: toolgate's shape, or Claude Code's
@@ -591,7 +593,7 @@ mod tests {
             r#"{"tool": "bash\n", "args": {}}"#,
             r#"{"tool_name": "Bash\u007f", "tool_input": {}}"#,
         ] {
-            let e = Call::from_json(line).unwrap_err();
+            let e = Call::from_json(line).unwrap_err().to_string();
             assert!(e.contains("holds the control character"), "{line}: {e}");
             let v: Value = serde_json::from_str(line).unwrap();
             assert!(Call::from_value(v).is_err(), "{line}");
@@ -615,7 +617,7 @@ mod tests {
     fn a_call_naming_its_tool_or_arguments_twice_is_refused() {
         // The issue's call: decided on `tool_name`, run on `tool`.
         let line = r#"{"tool":"bash","args":{"command":"rm -rf /"},"tool_name":"read","tool_input":{"path":"/tmp/x"}}"#;
-        let e = Call::from_json(line).unwrap_err();
+        let e = Call::from_json(line).unwrap_err().to_string();
         assert!(
             e.starts_with("the call names its tool twice, as `tool` and `tool_name`"),
             "{e}"
@@ -635,7 +637,7 @@ mod tests {
             r#"{"tool": "read", "args": {}, "toolName": "bash"}"#,
             r#"{"name": "read", "arguments": {}}"#,
         ] {
-            let e = Call::from_json(line).unwrap_err();
+            let e = Call::from_json(line).unwrap_err().to_string();
             assert!(e.starts_with("the call names its "), "{line}: {e}");
         }
         // Claude Code's other members are ignored, as before.

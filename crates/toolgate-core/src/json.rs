@@ -13,6 +13,7 @@
 //! value already read, for the readers of requests and documents.
 //! Depends on nothing else in the crate.
 
+use crate::error::JsonError;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::fmt;
@@ -27,9 +28,9 @@ use std::fmt;
 /// use toolgate_core::json::parse_strict;
 /// assert!(parse_strict(r#"{"a": 1, "b": [1, {"c": 2}]}"#).is_ok());
 /// let err = parse_strict(r#"{"a": {"c": 1, "c": 2}}"#).unwrap_err();
-/// assert!(err.contains("duplicate key `c`"), "{err}");
+/// assert!(err.to_string().contains("duplicate key `c`"), "{err}");
 /// ```
-pub fn parse_strict(text: &str) -> Result<Value, String> {
+pub fn parse_strict(text: &str) -> Result<Value, JsonError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let Strict(v) = Strict::deserialize(&mut de).map_err(|e| e.to_string())?;
     de.end().map_err(|e| e.to_string())?;
@@ -51,7 +52,7 @@ pub fn parse_strict(text: &str) -> Result<Value, String> {
 /// assert!(parse_document("\u{feff}{\"default\": \"deny\"}").is_ok());
 /// assert!(parse_strict("\u{feff}{\"default\": \"deny\"}").is_err());
 /// ```
-pub fn parse_document(text: &str) -> Result<Value, String> {
+pub fn parse_document(text: &str) -> Result<Value, JsonError> {
     parse_strict(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
@@ -94,7 +95,7 @@ pub fn values_over(text: &str, limit: usize) -> bool {
 /// # Errors
 ///
 /// As [`parse_strict`], or a message for bytes that are not UTF-8.
-pub fn parse_strict_bytes(bytes: &[u8]) -> Result<Value, String> {
+pub fn parse_strict_bytes(bytes: &[u8]) -> Result<Value, JsonError> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("input is not UTF-8: {e}"))?;
     parse_strict(text)
 }
@@ -221,7 +222,7 @@ pub struct Members {
 /// assert_eq!(m.members[1].1, None);
 /// assert!(scan_members(r#"{"o": {"a": 1, "a": 2}}"#).is_err());
 /// ```
-pub fn scan_members(text: &str) -> Result<Members, String> {
+pub fn scan_members(text: &str) -> Result<Members, JsonError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let m = de.deserialize_any(TopVisitor).map_err(|e| e.to_string())?;
     de.end().map_err(|e| e.to_string())?;
@@ -773,11 +774,13 @@ mod nul_tests {
             r#"{"a": {"\u0000": 1}}"#,
         ] {
             assert!(parse_strict(t).is_ok(), "{t}");
-            let e = scan_members(t).unwrap_err();
+            let e = scan_members(t).unwrap_err().to_string();
             assert!(e.contains("holds a NUL byte (`\\u0000`)"), "{t}: {e}");
         }
         assert!(scan_members(r#"{"a": "\\u0000"}"#).is_ok());
-        let e = scan_members(r#"{"command": "ls\u0000"}"#).unwrap_err();
+        let e = scan_members(r#"{"command": "ls\u0000"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("the member `command` holds"), "{e}");
     }
 

@@ -36,6 +36,7 @@
 pub mod artifact;
 pub mod call;
 pub mod decision;
+pub mod error;
 pub mod glob;
 pub mod json;
 pub mod quote;
@@ -44,4 +45,5 @@ pub mod runtime;
 
 pub use call::{Args, Call, Subject};
 pub use decision::{Decision, List, RuleRef, Source, Verdict};
+pub use error::{IntakeError, JsonError, MatcherError, SplitError};
 pub use registry::{CallContext, Lowering, MatcherKind, Pattern, Registry, Splitter};

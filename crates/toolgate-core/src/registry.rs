@@ -19,6 +19,7 @@
 //! for kinds it does not know.
 
 use crate::call::{Args, Subject};
+use crate::error::{MatcherError, SplitError};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -67,7 +68,7 @@ pub trait MatcherKind: Send + Sync + fmt::Debug {
     ///
     /// A lowercase message saying why the specifier can never match, which
     /// refuses the policy (`invalid_specifier`).
-    fn lower(&self, spec: &str) -> Result<Lowering, String>;
+    fn lower(&self, spec: &str) -> Result<Lowering, MatcherError>;
 
     /// The plain answer: whether `spec` matches the string `value`. The
     /// runtime calls it only for specifiers lowered to
@@ -92,7 +93,7 @@ pub trait MatcherKind: Send + Sync + fmt::Debug {
         &self,
         value: &'v str,
         context: &CallContext<'_>,
-    ) -> Result<Cow<'v, str>, String> {
+    ) -> Result<Cow<'v, str>, MatcherError> {
         let _ = context;
         Ok(Cow::Borrowed(value))
     }
@@ -115,7 +116,7 @@ pub trait Splitter: Send + Sync + fmt::Debug {
     /// A message that becomes the reason of the blocked call:
     /// `bash call could not be evaluated: <message>`. Returning no subjects
     /// blocks the call too.
-    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, String>;
+    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, SplitError>;
 }
 
 /// The kinds and splitters a policy may name.

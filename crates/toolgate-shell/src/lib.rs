@@ -46,6 +46,19 @@ mod tests;
 use serde_json::{Map, Value};
 use std::fmt;
 use toolgate_core::call::{Args, Subject};
+use toolgate_core::error::SplitError;
+
+/// Why a [`ShellConfig`] was refused: the first problem found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
 use toolgate_core::registry::Splitter;
 
 /// How a [`ShellSplitter`] reads commands and where it routes redirects.
@@ -132,7 +145,11 @@ impl ShellConfig {
     /// # Errors
     ///
     /// A lowercase message naming the first problem.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ConfigError> {
+        self.check_text().map_err(ConfigError)
+    }
+
+    fn check_text(&self) -> Result<(), String> {
         if let Some(bad) = self.safe_env.iter().find(|s| never_safe(s)) {
             return Err(format!(
                 "`{bad}` can change what a program loads or runs, so it is never on the safe list"
@@ -432,11 +449,11 @@ impl ShellSplitter {
 }
 
 impl Splitter for ShellSplitter {
-    fn split(&self, _tool: &str, args: &Args) -> Result<Vec<Subject>, String> {
+    fn split(&self, _tool: &str, args: &Args) -> Result<Vec<Subject>, SplitError> {
         let Some(command) = args.str_member(&self.cfg.field) else {
             return Ok(vec![Subject::new(args.clone(), "")]);
         };
-        let pieces = split_command(command, &self.cfg).map_err(|e| e.message)?;
+        let pieces = split_command(command, &self.cfg).map_err(|e| SplitError::new(e.message))?;
         Ok(pieces
             .into_iter()
             .filter(|p| match p.kind {

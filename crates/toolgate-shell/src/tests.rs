@@ -699,7 +699,7 @@ fn config() {
     let mut cfg = ShellConfig::default();
     cfg.safe_env.push("LD_PRELOAD".into());
     assert_eq!(
-        cfg.check().unwrap_err(),
+        cfg.check().unwrap_err().to_string(),
         "`LD_PRELOAD` can change what a program loads or runs, so it is never on the safe list"
     );
     // Never-safe names stay unsafe even when listed.
@@ -771,7 +771,7 @@ fn splitter_subjects() {
     // An error is the splitter's error.
     let args = Args::from_json(r#"{"command": "echo 'x"}"#);
     assert_eq!(
-        s.split("bash", &args).unwrap_err(),
+        s.split("bash", &args).unwrap_err().to_string(),
         "unterminated quote: `'x`"
     );
 }

@@ -53,7 +53,7 @@ impl MatcherKind for PrefixKind {
         "prefix"
     }
 
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, spec: &str) -> Result<Lowering, crate::error::MatcherError> {
         Ok(Lowering::Patterns(vec![match spec.strip_suffix(":*") {
             Some(p) => Pattern::Prefix(p.to_string()),
             None => Pattern::Exact(spec.to_string()),
@@ -78,7 +78,7 @@ impl MatcherKind for GlobKind {
         "glob"
     }
 
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, spec: &str) -> Result<Lowering, crate::error::MatcherError> {
         let patterns = match spec.strip_suffix(":*") {
             Some("") => vec![Pattern::Any],
             Some(p) => vec![

@@ -75,7 +75,7 @@ pub mod syntax;
 
 // The runtime's modules, at the paths they had before the runtime became a
 // crate of its own: the compiler writes what they read.
-pub use toolgate_core::{call, decision, glob, json, quote, registry, runtime};
+pub use toolgate_core::{call, decision, error, glob, json, quote, registry, runtime};
 /// The shell splitter, a crate of its own (`toolgate-shell`).
 pub use toolgate_shell as shell;
 

@@ -221,7 +221,7 @@ fn unreadable_subject_arguments_block_the_call_alike() {
     #[derive(Debug)]
     struct Unreadable;
     impl Splitter for Unreadable {
-        fn split(&self, _: &str, args: &Args) -> Result<Vec<Subject>, String> {
+        fn split(&self, _: &str, args: &Args) -> Result<Vec<Subject>, toolgate::error::SplitError> {
             Ok(vec![
                 Subject::new(args.clone(), "rm x"),
                 Subject::new(Args::from_json(r#"{"command": "a", "command": "b"}"#), "b"),

@@ -27,13 +27,17 @@ impl MatcherKind for Paths {
     fn name(&self) -> &str {
         "abs"
     }
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, spec: &str) -> Result<Lowering, toolgate::error::MatcherError> {
         Ok(Lowering::Patterns(vec![Pattern::Glob(spec.to_string())]))
     }
     fn matches(&self, spec: &str, value: &str) -> bool {
         toolgate::reference::glob(spec, value)
     }
-    fn normalize<'v>(&self, value: &'v str, cx: &CallContext<'_>) -> Result<Cow<'v, str>, String> {
+    fn normalize<'v>(
+        &self,
+        value: &'v str,
+        cx: &CallContext<'_>,
+    ) -> Result<Cow<'v, str>, toolgate::error::MatcherError> {
         let joined = if value.starts_with('/') {
             value.to_string()
         } else {
@@ -48,7 +52,7 @@ impl MatcherKind for Paths {
                 "" | "." => {}
                 ".." => {
                     if parts.pop().is_none() {
-                        return Err(format!("`{value}` climbs above the root"));
+                        return Err(format!("`{value}` climbs above the root").into());
                     }
                 }
                 p => parts.push(p),

@@ -177,7 +177,7 @@ fn decide_subject_at(
                 Err(e) => {
                     return SubjectResult {
                         decision: Some(Decision::Deny),
-                        basis: Basis::Unevaluable(e),
+                        basis: Basis::Unevaluable(e.to_string()),
                     }
                 }
             },
@@ -363,7 +363,7 @@ pub fn decide_call(comps: &[Component<'_, '_>], call: &Call) -> CallResult {
             return CallResult::unevaluable("splitter returned no subjects".into())
         }
         Ok(s) => s,
-        Err(e) => return CallResult::unevaluable(e),
+        Err(e) => return CallResult::unevaluable(e.to_string()),
     };
     if subjects.iter().all(|s| s.constrain) {
         subjects.insert(0, Subject::new(call.args.clone(), ""));

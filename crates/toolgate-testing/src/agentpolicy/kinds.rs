@@ -65,7 +65,7 @@ impl MatcherKind for StandIn {
         self.kind
     }
 
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, spec: &str) -> Result<Lowering, toolgate::error::MatcherError> {
         if self.path == Path::Callback {
             return Ok(Lowering::Callback);
         }

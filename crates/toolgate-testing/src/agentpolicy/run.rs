@@ -80,12 +80,12 @@ impl SimSplitter {
 }
 
 impl Splitter for SimSplitter {
-    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, String> {
+    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, toolgate::error::SplitError> {
         match self
             .answers
             .get(&(tool.to_string(), args.raw().to_string()))
         {
-            Some(a) => a.clone(),
+            Some(a) => a.clone().map_err(toolgate::error::SplitError::from),
             None => Ok(vec![Subject::new(args.clone(), "")]),
         }
     }

@@ -42,6 +42,7 @@ use crate::conditions::value::js_number;
 use crate::conditions::Limits;
 use crate::decision::Decision;
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::error::IntakeError;
 use serde_json::{json, Map, Value};
 
 /// The most earlier actions a session may hold; a longer one makes the
@@ -386,8 +387,9 @@ impl Envelope {
     /// # Errors
     ///
     /// What is wrong with the envelope.
-    pub fn from_json(text: &str) -> Result<Envelope, String> {
-        envelope::read(crate::json::parse_strict(text)?)
+    pub fn from_json(text: &str) -> Result<Envelope, IntakeError> {
+        let v = crate::json::parse_strict(text).map_err(|e| IntakeError::new(e.to_string()))?;
+        envelope::read(v).map_err(IntakeError::from)
     }
 
     /// As [`Envelope::from_json`], from a parsed value.
@@ -395,8 +397,8 @@ impl Envelope {
     /// # Errors
     ///
     /// As [`Envelope::from_json`].
-    pub fn from_value(v: Value) -> Result<Envelope, String> {
-        envelope::read(v)
+    pub fn from_value(v: Value) -> Result<Envelope, IntakeError> {
+        envelope::read(v).map_err(IntakeError::from)
     }
 
     /// An envelope that could not be read: deciding it denies, saying why.

@@ -35,13 +35,17 @@ impl Payload {
     ///     "tool_name": "Bash", "tool_input": {"command": "ls"}, "permission_mode": "default"}"#)?;
     /// assert_eq!(p.call.tool, "Bash");
     /// assert_eq!(p.call.cwd.as_deref(), Some("/repo"));
-    /// # Ok::<(), String>(())
+    /// # Ok::<(), toolgate::error::IntakeError>(())
     /// ```
     ///
     /// # Errors
     ///
     /// A message naming what is missing or malformed.
-    pub fn from_json(text: &str) -> Result<Payload, String> {
+    pub fn from_json(text: &str) -> Result<Payload, crate::error::IntakeError> {
+        Payload::read(text).map_err(crate::error::IntakeError::from)
+    }
+
+    fn read(text: &str) -> Result<Payload, String> {
         let v = crate::json::parse_strict(text)
             .map_err(|e| format!("the hook input is not JSON: {e}"))?;
         let Value::Object(mut m) = v else {
@@ -252,7 +256,9 @@ mod tests {
             r#""parameters": {}"#,
             r#""function": {"name": "Bash"}"#,
         ] {
-            let e = Payload::from_json(&format!("{{{base}, {extra}}}")).err();
+            let e = Payload::from_json(&format!("{{{base}, {extra}}}"))
+                .err()
+                .map(|e| e.to_string());
             assert!(
                 e.as_deref()
                     .is_some_and(|e| e.starts_with("the call names its ")),

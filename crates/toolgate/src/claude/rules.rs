@@ -274,7 +274,7 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
             if spec == "domain:*" {
                 out.rules.push(decl(tool, None, written));
             } else if let Err(e) = DomainKind.lower(spec) {
-                unreadable(&mut out, &family, &e);
+                unreadable(&mut out, &family, e.message());
             } else {
                 out.rules.push(decl(tool, Some(spec), written));
             }
@@ -301,7 +301,7 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
                 any_depth_directory(&path)
             };
             if let Err(e) = PathKind::new().lower(&path) {
-                unreadable(&mut out, &family, &e);
+                unreadable(&mut out, &family, e.message());
                 return out;
             }
             for t in &family {

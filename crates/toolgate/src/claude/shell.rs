@@ -3,6 +3,7 @@
 //! file tools' deny and ask rules.
 
 use crate::call::{Args, Subject};
+use crate::error::SplitError;
 use crate::registry::Splitter;
 use crate::shell::{ShellConfig, ShellSplitter};
 use serde_json::{Map, Value};
@@ -127,7 +128,7 @@ fn operands(value: &str) -> Vec<(&'static str, String)> {
 }
 
 impl Splitter for ClaudeShellSplitter {
-    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, String> {
+    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, crate::error::SplitError> {
         let subjects = self.inner.split(tool, args)?;
         let mut extra: Vec<Subject> = Vec::new();
         for s in &subjects {
@@ -143,9 +144,9 @@ impl Splitter for ClaudeShellSplitter {
                 });
                 if !dup {
                     if extra.len() >= MAX_OPERANDS {
-                        return Err(format!(
+                        return Err(SplitError::new(format!(
                             "the command has more than {MAX_OPERANDS} file operands"
-                        ));
+                        )));
                     }
                     extra.push(file_subject(t, &path, &s.text));
                 }

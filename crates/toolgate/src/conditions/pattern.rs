@@ -30,13 +30,42 @@ use regex_syntax::ast::{self, Ast, ClassPerlKind, ClassSetItem, Visitor};
 /// Counted repetitions above this are refused, as RE2 refuses them.
 const MAX_REPEAT: u32 = 1000;
 
+/// Why a `matches` pattern was refused: what in it RE2 would not accept, or
+/// that its DFA exceeds the limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternError(String);
+
+impl std::fmt::Display for PatternError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+impl From<String> for PatternError {
+    fn from(s: String) -> PatternError {
+        PatternError(s)
+    }
+}
+
+impl From<PatternError> for String {
+    fn from(e: PatternError) -> String {
+        e.0
+    }
+}
+
 /// Checks `pattern` against RE2's syntax and rewrites it into a pattern the
 /// DFA builder reads with RE2's meaning.
 ///
 /// # Errors
 ///
 /// A lowercase message saying what in the pattern RE2 would not accept.
-pub fn translate(pattern: &str) -> Result<String, String> {
+pub fn translate(pattern: &str) -> Result<String, PatternError> {
+    translate_text(pattern).map_err(PatternError)
+}
+
+fn translate_text(pattern: &str) -> Result<String, String> {
     let parsed = ast::parse::Parser::new()
         .parse(pattern)
         .map_err(|e| first_line(&e.kind().to_string()))?;
@@ -118,8 +147,12 @@ pub(crate) fn build_anchored_dfa(
 /// # Errors
 ///
 /// Why the pattern does not compile.
-pub fn check(pattern: &str, limit: usize) -> Result<String, String> {
-    let t = translate(pattern)?;
+pub fn check(pattern: &str, limit: usize) -> Result<String, PatternError> {
+    check_text(pattern, limit).map_err(PatternError)
+}
+
+fn check_text(pattern: &str, limit: usize) -> Result<String, String> {
+    let t = translate_text(pattern)?;
     build_dfa(&[t.as_str()], limit).map_err(|e| {
         format!("the pattern cannot be compiled within the limits ({limit} bytes): {e}")
     })?;

@@ -93,7 +93,7 @@ fn envelope_of(c: &EnvelopeCase) -> Envelope {
         (None, Some(raw)) => Envelope::from_json(raw),
         _ => Err("an envelope case has exactly one of `envelope` and `raw`".into()),
     };
-    parsed.unwrap_or_else(Envelope::unreadable)
+    parsed.unwrap_or_else(|e| Envelope::unreadable(e.to_string()))
 }
 
 fn compare(got: &AuthensorResult, want: &Want) -> Vec<String> {

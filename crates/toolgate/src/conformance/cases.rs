@@ -491,12 +491,12 @@ struct CorpusSplitter {
 }
 
 impl Splitter for CorpusSplitter {
-    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, String> {
+    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, crate::error::SplitError> {
         match self
             .answers
             .get(&(tool.to_string(), args.raw().to_string()))
         {
-            Some(a) => a.clone(),
+            Some(a) => a.clone().map_err(crate::error::SplitError::from),
             None => Ok(vec![Subject::new(args.clone(), "")]),
         }
     }

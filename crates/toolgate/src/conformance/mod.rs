@@ -67,9 +67,22 @@ impl Report {
 ///
 /// A message when the file is not JSON or has no recognisable shape, or has
 /// members the harness does not know.
-pub fn run_file(name: &str, text: &str, engines: &[EngineKind]) -> Result<Report, String> {
-    cases::run(name, text, engines)
+pub fn run_file(name: &str, text: &str, engines: &[EngineKind]) -> Result<Report, CaseFileError> {
+    cases::run(name, text, engines).map_err(CaseFileError)
 }
+
+/// A conformance file the harness cannot read: not JSON, no recognisable
+/// shape, or members it does not know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseFileError(String);
+
+impl std::fmt::Display for CaseFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CaseFileError {}
 
 /// Maps agentpolicy's error prefix in an expected text to toolgate's (see
 /// the module documentation).

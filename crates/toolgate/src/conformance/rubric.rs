@@ -105,7 +105,7 @@ fn request_of(c: &RequestCase) -> Request {
         (None, Some(raw)) => Request::from_json(raw),
         _ => Err("a request case has exactly one of `request` and `raw`".into()),
     };
-    parsed.unwrap_or_else(Request::unreadable)
+    parsed.unwrap_or_else(|e| Request::unreadable(e.to_string()))
 }
 
 fn compare(got: &RubricResult, want: &WantResult) -> Vec<String> {

@@ -73,7 +73,7 @@ impl MatcherKind for ClaudeBashKind {
         "claude-bash"
     }
 
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, spec: &str) -> Result<Lowering, crate::error::MatcherError> {
         let s = canonical(spec);
         Ok(Lowering::Patterns(match shape(&s) {
             Shape::Any => vec![Pattern::Any],

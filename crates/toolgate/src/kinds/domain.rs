@@ -303,7 +303,7 @@ impl MatcherKind for DomainKind {
         "domain"
     }
 
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, spec: &str) -> Result<Lowering, crate::error::MatcherError> {
         Ok(Lowering::Patterns(vec![HostPattern::parse(spec)?.lower()]))
     }
 
@@ -315,7 +315,7 @@ impl MatcherKind for DomainKind {
         &self,
         value: &'v str,
         _context: &CallContext<'_>,
-    ) -> Result<Cow<'v, str>, String> {
+    ) -> Result<Cow<'v, str>, crate::error::MatcherError> {
         let host = host_of(value)?;
         Ok(if host == value {
             Cow::Borrowed(value)

@@ -1,5 +1,6 @@
 //! `path`: gitignore-style path patterns with Claude Code's anchors.
 
+use crate::error::MatcherError;
 use crate::registry::{CallContext, Lowering, MatcherKind, Pattern};
 use std::borrow::Cow;
 
@@ -163,7 +164,7 @@ impl MatcherKind for PathKind {
         "path"
     }
 
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, spec: &str) -> Result<Lowering, crate::error::MatcherError> {
         Ok(PathPattern::parse(spec)?.lowering())
     }
 
@@ -175,15 +176,15 @@ impl MatcherKind for PathKind {
         &self,
         value: &'v str,
         context: &CallContext<'_>,
-    ) -> Result<Cow<'v, str>, String> {
+    ) -> Result<Cow<'v, str>, crate::error::MatcherError> {
         let abs = self.absolute(value, context.cwd)?;
         let cwd = match context.cwd {
             Some(c) if c.starts_with('/') => Some(clean(c)),
             Some(c) => {
-                return Err(format!(
+                return Err(MatcherError::new(format!(
                     "the working directory `{}` is not an absolute path",
                     shown(c)
-                ))
+                )))
             }
             None => None,
         };
@@ -532,7 +533,9 @@ mod tests {
     use super::*;
 
     fn norm(k: &PathKind, v: &str, cwd: Option<&str>) -> Result<String, String> {
-        k.normalize(v, &CallContext { cwd }).map(Cow::into_owned)
+        k.normalize(v, &CallContext { cwd })
+            .map(Cow::into_owned)
+            .map_err(|e| e.to_string())
     }
 
     fn lowered_matches(spec: &str, value: &str) -> bool {

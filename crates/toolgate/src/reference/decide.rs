@@ -232,7 +232,9 @@ impl Reference {
         let Some(splitter) = self.registry.splitter(name) else {
             return Err(format!("no splitter is registered as {name}"));
         };
-        let mut subjects = splitter.split(&call.tool, &call.args)?;
+        let mut subjects = splitter
+            .split(&call.tool, &call.args)
+            .map_err(|e| e.to_string())?;
         if subjects.is_empty() {
             return Err("splitter returned no subjects".to_string());
         }
@@ -264,7 +266,7 @@ impl Reference {
             return Ok(args.clone());
         };
         let context = crate::registry::CallContext { cwd };
-        let canonical = kind.normalize(value, &context)?;
+        let canonical = kind.normalize(value, &context).map_err(|e| e.to_string())?;
         if canonical == value {
             return Ok(args.clone());
         }

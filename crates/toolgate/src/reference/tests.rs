@@ -44,7 +44,7 @@ fn set(name: &str, rank: i64, trusted: bool, allow: &str, deny: &str, ask: &str)
 struct AndSplitter;
 
 impl Splitter for AndSplitter {
-    fn split(&self, _tool: &str, args: &Args) -> Result<Vec<Subject>, String> {
+    fn split(&self, _tool: &str, args: &Args) -> Result<Vec<Subject>, crate::error::SplitError> {
         let command = args.str_member("command").ok_or("no command")?;
         if command.contains("$(") {
             return Err("command substitution is not supported".into());

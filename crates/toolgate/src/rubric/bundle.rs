@@ -206,7 +206,7 @@ pub(super) fn read(v: &Value, limits: Limits) -> Result<Bundle, Diagnostics> {
                     continue;
                 }
                 let failure = match &c.value {
-                    Operand::Str(s) => pattern::check(s, limits.dfa_bytes).err(),
+                    Operand::Str(s) => pattern::check(s, limits.dfa_bytes).err().map(String::from),
                     _ => Some("the value of `matches` must be a string".to_string()),
                 };
                 if let Some(cause) = failure {

@@ -34,6 +34,7 @@ pub mod reference;
 use crate::artifact::{self, LoadError};
 use crate::conditions::{self, Compiled, CondIr, Gate, Group, Outcome, Rule};
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::error::IntakeError;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -233,8 +234,8 @@ impl Request {
     /// # Errors
     ///
     /// What is wrong with the request.
-    pub fn from_json(text: &str) -> Result<Request, String> {
-        let v = crate::json::parse_strict(text)?;
+    pub fn from_json(text: &str) -> Result<Request, IntakeError> {
+        let v = crate::json::parse_strict(text).map_err(|e| IntakeError::new(e.to_string()))?;
         Request::from_value(v)
     }
 
@@ -243,7 +244,11 @@ impl Request {
     /// # Errors
     ///
     /// As [`Request::from_json`].
-    pub fn from_value(value: Value) -> Result<Request, String> {
+    pub fn from_value(value: Value) -> Result<Request, IntakeError> {
+        Request::read_value(value).map_err(IntakeError::from)
+    }
+
+    fn read_value(value: Value) -> Result<Request, String> {
         let Some(obj) = value.as_object() else {
             return Err("the request is not a JSON object".into());
         };
@@ -659,7 +664,12 @@ mod intake_tests {
 
     #[test]
     fn a_request_with_a_nul_byte_or_a_second_tool_spelling_is_refused() {
-        let refused = |text: &str| Request::from_json(text).err().unwrap_or_default();
+        let refused = |text: &str| {
+            Request::from_json(text)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         // The issue's requests: `eq` denies were passed.
         assert!(refused(r#"{"tool_name": "bash\u0000"}"#).contains("holds a NUL byte"));
         assert!(

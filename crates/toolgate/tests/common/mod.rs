@@ -13,7 +13,7 @@ impl MatcherKind for RegexKind {
     fn name(&self) -> &str {
         "regex"
     }
-    fn lower(&self, spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, spec: &str) -> Result<Lowering, toolgate::error::MatcherError> {
         Ok(Lowering::Patterns(vec![Pattern::Regex(spec.to_string())]))
     }
     fn matches(&self, spec: &str, value: &str) -> bool {
@@ -31,7 +31,7 @@ impl MatcherKind for CallbackKind {
     fn name(&self) -> &str {
         "contains"
     }
-    fn lower(&self, _spec: &str) -> Result<Lowering, String> {
+    fn lower(&self, _spec: &str) -> Result<Lowering, toolgate::error::MatcherError> {
         Ok(Lowering::Callback)
     }
     fn matches(&self, spec: &str, value: &str) -> bool {
