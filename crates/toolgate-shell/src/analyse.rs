@@ -18,7 +18,7 @@
 //! no specifier matches.
 
 use super::parse::{
-    is_assign_lhs, snippet, Parser, Res, Word, ASSIGN, COMPUTED, INVIS, ODD, PARAM, SUBST,
+    is_assign_lhs, snippet, Parser, Res, Word, ASSIGN, COMPUTED, INVIS, LITSUB, ODD, PARAM, SUBST,
 };
 use super::{Kind, Piece};
 use toolgate_core::quote::is_invisible_or_bidi;
@@ -46,6 +46,29 @@ pub(super) fn is_special(name: &str) -> bool {
                 | b"source"
                 | b"."
         )
+        || evaluates(name).is_some()
+}
+
+/// Which arguments a builtin evaluates again after the shell read them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Evaluates {
+    /// Every argument is an arithmetic expression (`let`).
+    Arithmetic,
+    /// Arguments are variable names, whose subscripts are arithmetic.
+    Names,
+    /// Only the operand of `-v` is a name (`printf -v`, `test -v`).
+    OptionV,
+}
+
+#[inline]
+fn evaluates(name: &str) -> Option<Evaluates> {
+    Some(match name.as_bytes() {
+        b"let" => Evaluates::Arithmetic,
+        b"declare" | b"typeset" | b"local" | b"export" | b"readonly" | b"unset" | b"read"
+        | b"mapfile" | b"readarray" | b"wait" | b"getopts" => Evaluates::Names,
+        b"printf" | b"test" | b"[" => Evaluates::OptionV,
+        _ => return None,
+    })
 }
 
 #[inline]
@@ -432,7 +455,78 @@ impl Parser<'_, '_, '_> {
     /// runs. `stdin_fed` when its standard input is a here-document, a
     /// here-string or a pipe.
     pub(super) fn emit_simple(&mut self, a: usize, b: usize, stdin_fed: bool) -> Res<()> {
-        self.analyse(a, b, false, stdin_fed)
+        if self.out.env.is_empty() || a >= b {
+            return self.analyse(a, b, false, stdin_fed);
+        }
+        // A command of a script run with assignments: they are its own.
+        let env = std::mem::take(&mut self.out.env);
+        let base = self.out.words.len();
+        self.out.words.extend(env.iter().copied());
+        self.out.env = env;
+        let r = self.with_words(base, a, b, false, stdin_fed, false);
+        self.out.words.truncate(base);
+        r
+    }
+
+    /// Analyses the words `a..b` after the assignments already pushed at
+    /// `base..`: an assignment before a wrapper or a shell is in the
+    /// environment of the command it runs, so it is that command's
+    /// assignment too (`LD_PRELOAD=x nice npm test` runs `npm test` with
+    /// `LD_PRELOAD=x`, as `LD_PRELOAD=x npm test` does).
+    fn with_words(
+        &mut self,
+        base: usize,
+        a: usize,
+        b: usize,
+        by_value: bool,
+        stdin_fed: bool,
+        nest: bool,
+    ) -> Res<()> {
+        for i in a..b {
+            let w = self.w(i);
+            self.out.words.push(w);
+        }
+        let end = self.out.words.len();
+        if nest {
+            self.inner(base, end, by_value, stdin_fed)
+        } else {
+            self.analyse(base, end, by_value, stdin_fed)
+        }
+    }
+
+    /// The assignments `words[a..prog]`, marked as assignments.
+    fn assignments(&self, a: usize, prog: usize) -> Vec<Word> {
+        (a..prog)
+            .map(|i| {
+                let mut w = self.w(i);
+                w.flags |= ASSIGN;
+                w
+            })
+            .collect()
+    }
+
+    /// The wrapped command `words[start..end]` with the assignments
+    /// `words[a..prog]` before it.
+    fn wrapped_command(
+        &mut self,
+        (a, prog): (usize, usize),
+        start: usize,
+        end: usize,
+        by_value: bool,
+        stdin_fed: bool,
+    ) -> Res<()> {
+        if a == prog {
+            return self.inner(start, end, by_value, stdin_fed);
+        }
+        if start >= end {
+            return Ok(());
+        }
+        let base = self.out.words.len();
+        let env = self.assignments(a, prog);
+        self.out.words.extend(env);
+        let r = self.with_words(base, start, end, by_value, stdin_fed, true);
+        self.out.words.truncate(base);
+        r
     }
 
     fn analyse(&mut self, a: usize, b: usize, by_value: bool, stdin_fed: bool) -> Res<()> {
@@ -475,6 +569,7 @@ impl Parser<'_, '_, '_> {
             _ => Kind::Command,
         };
         self.emit_forms(a, prog, b, own)?;
+        self.evaluated_args(prog, b)?;
         match plan {
             Plan::Plain => Ok(()),
             Plan::Opaque(why) => {
@@ -486,20 +581,52 @@ impl Parser<'_, '_, '_> {
                 end,
                 by_value,
                 ..
-            } => self.inner(start, end, by_value, stdin_fed),
+            } => self.wrapped_command((a, prog), start, end, by_value, stdin_fed),
             Plan::Inners(list) => {
                 for (start, end) in list {
-                    self.inner(start, end, false, stdin_fed)?;
+                    self.wrapped_command((a, prog), start, end, false, stdin_fed)?;
                 }
                 Ok(())
             }
             Plan::Scripts { scripts, .. } => {
                 for s in scripts {
-                    self.nested(&s)?;
+                    let env = self.assignments(a, prog);
+                    self.nested(&s, env)?;
                 }
                 Ok(())
             }
         }
+    }
+
+    /// The arguments of a builtin that evaluates them again (`let`,
+    /// `declare`, `unset`, `read`, `printf -v`, `test -v`, …): a
+    /// substitution that quoting kept from running when the word was read
+    /// runs when a subscript or an arithmetic expression is evaluated
+    /// (`unset 'a[$(rm x)]'` runs `rm x`).
+    fn evaluated_args(&mut self, prog: usize, b: usize) -> Res<()> {
+        let Some(how) = evaluates(basename(self.v(prog))) else {
+            return Ok(());
+        };
+        for i in prog + 1..b {
+            let w = self.w(i);
+            if w.flags & LITSUB == 0 {
+                continue;
+            }
+            let v = self.v(i);
+            // A subscript (`a[…]`, also in `declare -i x='a[…]'`, whose
+            // value is arithmetic).
+            let name_like = v.contains('[');
+            let take = match how {
+                Evaluates::Arithmetic => true,
+                Evaluates::Names => name_like,
+                Evaluates::OptionV => i > prog + 1 && self.v(i - 1) == "-v" && name_like,
+            };
+            if take {
+                let v = v.to_string();
+                self.evaluated(&v, w.flags)?;
+            }
+        }
+        Ok(())
     }
 
     fn inner(&mut self, a: usize, b: usize, by_value: bool, stdin_fed: bool) -> Res<()> {

@@ -42,6 +42,10 @@ pub(super) const INVIS: u16 = 1 << 8;
 pub(super) const ASSIGN: u16 = 1 << 9;
 /// The word is exactly one process substitution (`>(tee log)`).
 pub(super) const PSUB: u16 = 1 << 10;
+/// A `$` or backquote in the value came from quoted or escaped text: a
+/// builtin that evaluates the value as arithmetic or as a subscripted name
+/// expands it then (`let 'a[$(rm x)]'` runs `rm x`).
+pub(super) const LITSUB: u16 = 1 << 11;
 /// What makes a word's value differ from what the shell will pass.
 pub(super) const COMPUTED: u16 = PARAM | SUBST | ARITH | GLOB | BRACE;
 
@@ -104,6 +108,25 @@ struct HereDoc {
     quoted: bool,
 }
 
+/// How quotes read inside the body of an expansion.
+#[derive(Clone, Copy, Debug)]
+struct Quotes {
+    /// Inside double quotes (or a context read as they are): `$'…'` is a
+    /// `$` and a quote.
+    dq: bool,
+    /// Single-quoted text is expanded (arithmetic, subscripts, the word of
+    /// `${x:-…}` inside double quotes).
+    sq_live: bool,
+}
+
+impl Quotes {
+    /// Arithmetic: read as double-quoted text, single quotes ordinary.
+    const LIVE: Quotes = Quotes {
+        dq: true,
+        sq_live: true,
+    };
+}
+
 /// What every parser of one command line writes into.
 pub(super) struct Out<'c> {
     pub cfg: &'c ShellConfig,
@@ -114,6 +137,10 @@ pub(super) struct Out<'c> {
     pub buf: String,
     pub words: Vec<Word>,
     pub redirs: Vec<Redir>,
+    /// The assignments in the environment of the script being read: those
+    /// before the program that runs it (`FOO=1 bash -c '…'`), which every
+    /// command of the script inherits.
+    pub env: Vec<Word>,
 }
 
 impl Out<'_> {
@@ -744,6 +771,7 @@ pub(super) fn split(cmd: &str, cfg: &ShellConfig) -> Res<Vec<Piece>> {
         buf: String::with_capacity(cmd.len() + 16),
         words: Vec::with_capacity(16),
         redirs: Vec::new(),
+        env: Vec::new(),
     };
     Parser::new(cmd, &mut out).program()?;
     if out.pieces.is_empty() {
@@ -1461,9 +1489,12 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     }
 
     /// `[[ … ]]`: the words are read for their substitutions; the test
-    /// itself runs no program.
+    /// itself runs no program. The operands of `-eq`, `-ne`, `-lt`, `-le`,
+    /// `-gt`, `-ge` and `-v` are evaluated again ([`Self::evaluated`]).
     fn cond(&mut self) -> Res<()> {
         let start = self.pos;
+        let mut prev: Option<(String, u16)> = None;
+        let mut next_evaluated = false;
         loop {
             self.skip_blanks();
             match self.peek() {
@@ -1477,9 +1508,54 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     self.pos += 2;
                     return Ok(());
                 }
-                Some(_) => self.discard_word(Mode::Cond)?,
+                Some(_) => {
+                    let mark = self.out.buf.len();
+                    let w = self.word(Mode::Cond)?;
+                    let v = self.out.val(w).to_string();
+                    self.out.buf.truncate(mark);
+                    let plain = w.flags & QUOTED == 0;
+                    if plain && matches!(v.as_str(), "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge")
+                    {
+                        // Both operands are arithmetic expressions.
+                        if let Some((pv, pf)) = prev.take() {
+                            self.evaluated(&pv, pf)?;
+                        }
+                        next_evaluated = true;
+                    } else if plain && v == "-v" {
+                        // A name, whose subscript is arithmetic.
+                        next_evaluated = true;
+                    } else {
+                        if next_evaluated {
+                            self.evaluated(&v, w.flags)?;
+                            next_evaluated = false;
+                        }
+                        prev = Some((v, w.flags));
+                    }
+                }
             }
         }
+    }
+
+    /// A word whose value bash evaluates again, as an arithmetic
+    /// expression or a subscripted name: a substitution that quoting kept
+    /// from running when the word was read runs then, so the value is read
+    /// for it. When the rest of the value is computed it cannot be read,
+    /// and the word is an opaque piece.
+    pub(super) fn evaluated(&mut self, v: &str, flags: u16) -> Res<()> {
+        if flags & LITSUB == 0 {
+            return Ok(());
+        }
+        if flags & COMPUTED != 0 {
+            return self.out.push(Piece::opaque(
+                Kind::Command,
+                super::analyse::display(v, flags),
+                format!(
+                    "`{}` is evaluated as arithmetic, and part of it is computed when the command runs",
+                    snippet(v)
+                ),
+            ));
+        }
+        self.expand_text(v)
     }
 
     /// Redirects after a compound command.
@@ -1765,6 +1841,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     };
                     let s = self.src.get(from..from + len).unwrap_or("");
                     flag_text(s, &mut f);
+                    if s.contains(['$', '`']) {
+                        f |= LITSUB;
+                    }
                     self.out.buf.push_str(s);
                     self.pos = from + len + 1;
                     f |= QUOTED;
@@ -1773,6 +1852,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 b'\\' => {
                     f |= QUOTED;
                     self.pos += 1;
+                    if matches!(self.b.get(self.pos), Some(b'$' | b'`')) {
+                        f |= LITSUB;
+                    }
                     if self.pos >= self.b.len() {
                         self.out.buf.push('\\');
                     } else {
@@ -1933,6 +2015,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 }
                 b'\\' => match self.b.get(self.pos + 1) {
                     Some(&n @ (b'$' | b'`' | b'"' | b'\\')) => {
+                        if matches!(n, b'$' | b'`') {
+                            *f |= LITSUB;
+                        }
                         self.out.buf.push(n as char);
                         self.pos += 2;
                     }
@@ -1978,7 +2063,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 self.pos = j + 1;
                 let mark = self.out.buf.len();
                 self.enter()?;
-                let r = self.braced(f, start);
+                let r = self.braced(f, start, in_dq);
                 self.leave();
                 r?;
                 self.out.buf.truncate(mark);
@@ -2097,7 +2182,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     depth -= 1;
                     self.pos += 1;
                 }
-                _ => self.expansion_char(f, start)?,
+                _ => self.expansion_char(f, start, Quotes::LIVE)?,
             }
         }
     }
@@ -2121,7 +2206,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     }
                     depth -= 1;
                 }
-                _ => self.expansion_char(f, start)?,
+                _ => self.expansion_char(f, start, Quotes::LIVE)?,
             }
         }
     }
@@ -2130,7 +2215,70 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// does not nest, as in bash (`${x:-{a}b}` is `{ab}`, and `${{}` ends at
     /// its first `}`, so a newline after it starts the next command); a
     /// nested `${ … }` is read whole by [`Self::expansion_char`].
-    fn braced(&mut self, f: &mut u16, start: usize) -> Res<()> {
+    ///
+    /// Where the expansion ends is found as bash's reader finds it, with
+    /// single quotes quoting; what runs is decided as bash expands it. A
+    /// subscript (`${a[…]}`) and a substring's offset and length
+    /// (`${x:…:…}`) are arithmetic, where a single quote is an ordinary
+    /// character, so a substitution between single quotes there runs. So
+    /// does one in the word of `-`, `=`, `+` and `?` (with or without `:`)
+    /// when the expansion is inside double quotes or a here-document body:
+    /// bash expands that word as double-quoted text. The patterns of `#`,
+    /// `%`, `/`, `^` and `,` keep their quotes.
+    fn braced(&mut self, f: &mut u16, start: usize, in_dq: bool) -> Res<()> {
+        let outer = Quotes {
+            dq: in_dq,
+            sq_live: false,
+        };
+        // The head: `!` or `#`, then a name, a number or a special
+        // parameter.
+        if matches!(self.peek(), Some(b'!' | b'#')) {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+                {
+                    self.pos += 1;
+                }
+            }
+            Some(c) if c.is_ascii_digit() => {
+                while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    self.pos += 1;
+                }
+            }
+            Some(b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!') => self.pos += 1,
+            _ => {}
+        }
+        if self.peek() == Some(b'[') {
+            // The subscript, up to its `]`; a `}` still ends the expansion,
+            // as bash's reader ends it there.
+            self.pos += 1;
+            loop {
+                match self.peek() {
+                    None => return Err(self.unterminated("parameter expansion", start)),
+                    Some(b']') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some(b'}') => break,
+                    Some(_) => self.expansion_char(f, start, Quotes::LIVE)?,
+                }
+            }
+        }
+        let (op, j) = self.at(self.pos);
+        let (next, _) = self.at(j + 1);
+        let rest = match (op, next) {
+            (Some(b':'), Some(b'-' | b'=' | b'+' | b'?'))
+            | (Some(b'-' | b'=' | b'+' | b'?'), _) => Quotes {
+                dq: in_dq,
+                sq_live: in_dq,
+            },
+            (Some(b':'), _) => Quotes::LIVE,
+            _ => outer,
+        };
         loop {
             let Some(c) = self.peek() else {
                 return Err(self.unterminated("parameter expansion", start));
@@ -2139,14 +2287,15 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 self.pos += 1;
                 return Ok(());
             }
-            self.expansion_char(f, start)?;
+            self.expansion_char(f, start, rest)?;
         }
     }
 
     /// One character inside an expansion's body: quotes and nested
     /// expansions are read (their substitutions run), anything else is
-    /// skipped.
-    fn expansion_char(&mut self, f: &mut u16, start: usize) -> Res<()> {
+    /// skipped. With `q.sq_live`, single quotes still delimit (bash's
+    /// reader pairs them) but the text between them is expanded.
+    fn expansion_char(&mut self, f: &mut u16, start: usize, q: Quotes) -> Res<()> {
         let Some(c) = self.peek() else {
             return Err(self.unterminated("expansion", start));
         };
@@ -2156,18 +2305,39 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 self.skip_char();
             }
             b'\'' => {
-                let rest = self.b.get(self.pos + 1..).unwrap_or(&[]);
+                let from = self.pos + 1;
+                let rest = self.b.get(from..).unwrap_or(&[]);
                 match memchr::memchr(b'\'', rest) {
-                    Some(n) => self.pos += n + 2,
+                    Some(n) => {
+                        self.pos = from + n + 1;
+                        if q.sq_live {
+                            let src: &'s str = self.src;
+                            self.expand_text(src.get(from..from + n).unwrap_or(""))?;
+                        }
+                    }
                     None => return Err(self.unterminated("quote", self.pos)),
                 }
             }
             b'"' => self.dquote(f)?,
-            b'$' => self.dollar(f, true)?,
+            b'$' => self.dollar(f, q.dq)?,
             b'`' => self.backquote(f)?,
             _ => self.skip_char(),
         }
         Ok(())
+    }
+
+    /// Reads `text` for the substitutions bash runs when it expands it as
+    /// double-quoted text (single quotes are ordinary characters there).
+    pub(super) fn expand_text(&mut self, text: &str) -> Res<()> {
+        if !text.contains(['$', '`']) {
+            return Ok(());
+        }
+        self.enter()?;
+        let mark = self.out.buf.len();
+        let r = Parser::new(text, &mut *self.out).expansions_only();
+        self.out.buf.truncate(mark);
+        self.leave();
+        r
     }
 
     /// `$'…'` from `pos` (after the quote): the escapes decoded as bash
@@ -2273,6 +2443,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         }
         let s = String::from_utf8_lossy(&bytes);
         flag_text(&s, f);
+        if s.contains(['$', '`']) {
+            *f |= LITSUB;
+        }
         self.out.buf.push_str(&s);
         Ok(())
     }
@@ -2314,10 +2487,12 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     }
 
     /// Parses `text` (the script of `bash -c`, `eval`, an alias, a trap) as
-    /// a source of its own.
-    pub(super) fn nested(&mut self, text: &str) -> Res<()> {
+    /// a source of its own, each of its commands in the environment `env`.
+    pub(super) fn nested(&mut self, text: &str, env: Vec<Word>) -> Res<()> {
         let mark = self.out.buf.len();
+        let saved = std::mem::replace(&mut self.out.env, env);
         let r = Parser::new(text, &mut *self.out).program();
+        self.out.env = saved;
         self.out.buf.truncate(mark);
         r
     }

