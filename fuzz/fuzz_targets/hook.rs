@@ -42,12 +42,23 @@ fn loaded() -> &'static Loaded {
     })
 }
 
-#[derive(Arbitrary, Debug)]
+/// A payload built from bytes that are not JSON text.
 struct Shaped {
     tool: u8,
     field: u8,
     value: String,
     cwd: Option<String>,
+}
+
+impl Shaped {
+    fn read(u: &mut Unstructured<'_>) -> arbitrary::Result<Shaped> {
+        Ok(Shaped {
+            tool: u8::arbitrary(u)?,
+            field: u8::arbitrary(u)?,
+            cwd: Option::<String>::arbitrary(u)?,
+            value: String::arbitrary_take_rest(std::mem::replace(u, Unstructured::new(&[])))?,
+        })
+    }
 }
 
 const TOOLS: &[(&str, &str)] = &[
@@ -64,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
     let text = match std::str::from_utf8(data) {
         Ok(t) if t.trim_start().starts_with('{') => t.to_string(),
         _ => {
-            let Ok(s) = Shaped::arbitrary(&mut Unstructured::new(data)) else {
+            let Ok(s) = Shaped::read(&mut Unstructured::new(data)) else {
                 return;
             };
             let (tool, field) = TOOLS[s.tool as usize % TOOLS.len()];

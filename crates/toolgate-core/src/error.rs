@@ -49,6 +49,14 @@ macro_rules! message_error {
                 $name::new(message)
             }
         }
+
+        // A message is what a deny's reason carries: any of these errors
+        // becomes one where a reason is wanted.
+        impl From<$name> for String {
+            fn from(e: $name) -> String {
+                e.message
+            }
+        }
     };
 }
 
