@@ -612,6 +612,24 @@ pub fn case_in_substitution(cmd: &str) -> bool {
     })
 }
 
+/// Whether a `${` in `cmd` holds, where a parameter's name ends, a quote or
+/// a `)` (`${x)+…}`, `${'…'}`): bash refuses the command as a bad
+/// substitution and runs nothing of it, where brush reads on. Other bad
+/// substitutions (`${{}`) stay compared: bash refuses only the command
+/// holding one, and such an input once led to a real bypass on a later
+/// line.
+pub fn bad_substitution(cmd: &str) -> bool {
+    cmd.match_indices("${").any(|(at, m)| {
+        let rest = cmd[at + m.len()..].trim_start_matches(['!', '#']);
+        let name = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        rest.get(name..)
+            .and_then(|r| r.chars().next())
+            .is_some_and(|c| "'\")".contains(c))
+    })
+}
+
 /// Compares the splitter with brush on `cmd`.
 pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // brush has no `$[ … ]`, bash's old arithmetic expansion, and splits
@@ -669,6 +687,11 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // (checked against bash 5: in the finding, `echo 'c d' $(… case … esac) -`
     // printed `c d -`; brush took `-` for a program).
     if case_in_substitution(cmd) {
+        return Outcome::BrushRejects;
+    }
+    // A bad substitution (checked against bash 5.2: `x=1; ls "${x)+'$(rm -rf ~)'}"`
+    // printed "bad substitution" and ran no `rm`); brush found an `rm`.
+    if bad_substitution(cmd) {
         return Outcome::BrushRejects;
     }
     let Some(program) = parse(cmd) else {

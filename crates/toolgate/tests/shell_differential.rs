@@ -177,3 +177,27 @@ fn case_inside_substitutions_is_left_to_the_splitter() {
         "echo case $(date) x"
     ));
 }
+
+/// A shell fuzz finding after the quoting work of issue 17: bash refuses
+/// `${x)+…}` as a bad substitution and runs nothing of the line (checked
+/// with stand-in programs under bash 5.2: no `rm` ran), where brush reads an
+/// `rm` inside it. The comparison leaves the class out; well-formed
+/// expansions are still compared.
+#[test]
+fn bad_substitutions_are_left_to_the_splitter() {
+    let cmd = "x=1; ls \"${x)+'$(rm -rf ~)'}\"";
+    assert!(toolgate_testing::brush::bad_substitution(cmd));
+    // The minimised finding: no name at all, a quote where it would be.
+    assert!(toolgate_testing::brush::bad_substitution("\"${'$(r)'}\""));
+    assert!(matches!(
+        check(cmd, &ShellConfig::default()),
+        Outcome::BrushRejects
+    ));
+    for good in [
+        "ls \"${x:-a}\"",
+        "echo ${#x} ${!p} ${a[1]} ${x}",
+        "echo ${x/a/b} ${x^^}",
+    ] {
+        assert!(!toolgate_testing::brush::bad_substitution(good), "{good}");
+    }
+}
