@@ -20,7 +20,7 @@
 use super::parse::{
     is_assign_lhs, snippet, Parser, Res, Word, ASSIGN, COMPUTED, INVIS, LITSUB, ODD, PARAM, SUBST,
 };
-use super::{Kind, Piece};
+use super::{subcommand, Kind, Piece};
 use toolgate_core::quote::is_invisible_or_bidi;
 
 /// Programs whose arguments the analysis looks into.
@@ -645,7 +645,8 @@ impl Parser<'_, '_, '_> {
         let flags = (a..b).fold(0, |f, i| f | self.w(i).flags);
         let has_assign = prog > a;
         let has_path = self.v(prog).contains('/');
-        if !has_assign && !has_path && flags & (INVIS | ODD) == 0 {
+        let readings = self.subcommand_forms(prog, b);
+        if !has_assign && !has_path && readings.is_empty() && flags & (INVIS | ODD) == 0 {
             // The common case: one form, which is also the text.
             let text = self.form(a, prog, b, Keep::All, false);
             return self.out.push(Piece::new(own, text));
@@ -668,6 +669,7 @@ impl Parser<'_, '_, '_> {
         if any_safe {
             forms.push(full);
         }
+        forms.extend(readings);
         if flags & INVIS != 0 {
             let seen: Vec<String> = std::iter::once(&ordinary)
                 .chain(forms.iter())
@@ -694,6 +696,23 @@ impl Parser<'_, '_, '_> {
                 .push(Piece::with_value(Kind::Constraint, text.clone(), f.clone()))?;
         }
         Ok(())
+    }
+
+    /// The readings of `words[prog..b]` with a subcommand program's global
+    /// options left out and its flags moved (`subcommand`), program as its
+    /// base name, no assignments.
+    fn subcommand_forms(&self, prog: usize, b: usize) -> Vec<String> {
+        let name = basename(self.v(prog));
+        if subcommand::program(name).is_none() || prog + 1 >= b {
+            return Vec::new();
+        }
+        let words: Vec<&str> = std::iter::once(name)
+            .chain((prog + 1..b).map(|i| match self.v(i) {
+                "" => "''",
+                v => v,
+            }))
+            .collect();
+        subcommand::forms(&words)
     }
 
     /// What the program at `prog` runs.

@@ -40,6 +40,7 @@
 
 mod analyse;
 mod parse;
+mod subcommand;
 #[cfg(test)]
 mod tests;
 

@@ -568,6 +568,8 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
     // start, target end) in `cmd`.
     let mut redirs: Vec<(bool, usize, usize, usize, usize)> = Vec::new();
     let mut need_cmd = false;
+    // Whether the current command's program is one of `subcommand`'s.
+    let mut sub_prog = false;
     let mut i = 0usize;
     loop {
         let c = b.get(i).copied();
@@ -751,6 +753,11 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             if quoted || !w.bytes().all(is_quick_name) || is_special_program(w) {
                 return None;
             }
+            sub_prog = super::subcommand::program(w).is_some();
+        } else if sub_prog && cmd.get(i0..i)?.bytes().any(|c| c == b'-' || c == b'+') {
+            // An option of a program with subcommands: its readings
+            // (`subcommand`) are the analysis's.
+            return None;
         }
         words += 1;
         need_cmd = false;

@@ -798,6 +798,10 @@ fn quick_path_agrees_with_the_parser() {
     let atoms = [
         "a",
         "git",
+        "npm",
+        "-C",
+        "push",
+        "+x",
         "rm",
         "ls",
         "-rf",
@@ -1176,4 +1180,123 @@ fn assignments_reach_the_wrapped_command() {
     ] {
         assert_eq!(ordinary(cmd), want, "command {cmd:?}");
     }
+}
+
+/// Issue 17, class 8: a program's global options before its subcommand,
+/// and the subcommand's flags in another order, are read away for deny and
+/// ask rules (constraint forms), never for allow rules (spec/shell.md
+/// §4.5).
+#[test]
+fn subcommand_global_options_and_flag_order() {
+    check(
+        "git -C . push --force",
+        &[
+            "cmd:git -C . push --force",
+            "con:git push --force [git -C . push --force]",
+        ],
+    );
+    check(
+        "git reset -q --hard",
+        &[
+            "cmd:git reset -q --hard",
+            "con:git reset --hard -q [git reset -q --hard]",
+        ],
+    );
+    check(
+        "npm -w pkg publish",
+        &[
+            "cmd:npm -w pkg publish",
+            "con:npm publish [npm -w pkg publish]",
+        ],
+    );
+    check(
+        "git -c core.sshCommand=evil push",
+        &[
+            "cmd:git -c core.sshCommand=evil push",
+            "con:git push [git -c core.sshCommand=evil push]",
+        ],
+    );
+    // Every documented kind: value words, `=` joined, flags, prefixes.
+    for (cmd, want) in [
+        ("git --git-dir=.git --work-tree . -P push", "git push"),
+        ("git --no-pager --bare --exec-path=/x -p push", "git push"),
+        ("git --namespace ns --literal-pathspecs push", "git push"),
+        ("/usr/bin/git -C a -C b push", "git push"),
+        (
+            "npm --prefix dir -g --loglevel silent publish",
+            "npm publish",
+        ),
+        ("npm --workspace=pkg -s publish", "npm publish"),
+        ("pnpm -C dir -F pkg -r publish", "pnpm publish"),
+        ("yarn --cwd dir --silent publish", "yarn publish"),
+        (
+            "cargo +nightly -Z x --locked --color never publish",
+            "cargo publish",
+        ),
+        (
+            "docker -H tcp://h:1 --context c -l debug rm x",
+            "docker rm x",
+        ),
+        ("docker -Htcp://h:1 --tlsverify rm x", "docker rm x"),
+        (
+            "kubectl -n prod --context c delete ns x",
+            "kubectl delete ns x",
+        ),
+        ("kubectl delete -nprod ns x", "kubectl delete ns x"),
+        (
+            "kubectl --insecure-skip-tls-verify=true delete ns x",
+            "kubectl delete ns x",
+        ),
+        ("gh pr -R o/r merge 1", "gh pr merge 1"),
+        ("terraform -chdir=infra destroy", "terraform destroy"),
+    ] {
+        let got = show(cmd);
+        let form = format!("con:{want} [{cmd}]");
+        assert!(got.contains(&form), "{cmd:?}: {got:?}");
+        assert_eq!(got.first(), Some(&format!("cmd:{cmd}")), "{cmd:?}");
+    }
+    // Flags moved after the subcommand (and a second subcommand word).
+    let got = show("gh pr merge 12 --admin");
+    assert!(got.contains(&"con:gh pr merge --admin 12 [gh pr merge 12 --admin]".to_string()));
+    let got = show("git push origin main --force");
+    assert!(got
+        .contains(&"con:git push --force origin main [git push origin main --force]".to_string()));
+    let got = show("git -C x reset -q --hard HEAD");
+    assert!(
+        got.contains(&"con:git reset --hard -q HEAD [git -C x reset -q --hard HEAD]".to_string())
+    );
+    // Nothing after `--` moves; an unknown option ends the reading.
+    check("git push -- --force", &["cmd:git push -- --force"]);
+    check("git --unknown -C . push", &["cmd:git --unknown -C . push"]);
+    check("git status", &["cmd:git status"]);
+    check("rm -v -rf x", &["cmd:rm -v -rf x"]);
+    // The option's value is its own, even when it looks like a subcommand.
+    check(
+        "git -C push status",
+        &[
+            "cmd:git -C push status",
+            "con:git status [git -C push status]",
+        ],
+    );
+    // Through a wrapper and with assignments, the readings are the wrapped
+    // command's.
+    let got = show("FOO=1 timeout 5 git -C . push --force");
+    assert!(
+        got.contains(&"con:git push --force [FOO=1 git -C . push --force]".to_string()),
+        "{got:?}"
+    );
+    // A bounded number of forms, however many flags.
+    let many = format!("git log {}", "-a ".repeat(40));
+    let n = show(&many).len();
+    assert!(n <= 1 + 8, "{n} pieces");
+}
+
+/// The quick path leaves a subcommand program's options to the analysis,
+/// so both give the same readings.
+#[test]
+fn quick_path_declines_subcommand_options() {
+    let cfg = ShellConfig::default();
+    assert!(parse::quick_path("git -C . push --force", &cfg).is_none());
+    assert!(parse::quick_path("cargo +nightly build", &cfg).is_none());
+    assert!(parse::quick_path("git status && npm test", &cfg).is_some());
 }
