@@ -18,7 +18,8 @@
 //! no specifier matches.
 
 use super::parse::{
-    is_assign_lhs, snippet, Parser, Res, Word, ASSIGN, COMPUTED, INVIS, LITSUB, ODD, PARAM, SUBST,
+    is_assign_lhs, snippet, Parser, Res, Word, ARITH, ASSIGN, BRACE, COMPUTED, INVIS, LITSUB, ODD,
+    PARAM, SUBST,
 };
 use super::{subcommand, Kind, Piece};
 use toolgate_core::quote::is_invisible_or_bidi;
@@ -712,7 +713,10 @@ impl Parser<'_, '_, '_> {
                 v => v,
             }))
             .collect();
-        subcommand::forms(&words)
+        // Word `i` of `words` is word `prog + i` of the command. A glob
+        // names files, not options: it is read as written.
+        let expands = PARAM | SUBST | ARITH | BRACE;
+        subcommand::forms(&words, |i| self.w(prog + i).flags & expands != 0)
     }
 
     /// What the program at `prog` runs.

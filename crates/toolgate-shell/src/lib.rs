@@ -18,7 +18,9 @@
 //! where it stands, so the commands inside it become subjects too. The
 //! analysis of one simple command (`analyse`) strips assignments, sees
 //! through wrappers and nested shells, and emits the forms deny rules see
-//! beside the one allow rules must match.
+//! beside the one allow rules must match; for programs whose rules name a
+//! subcommand (`git push`, `npm publish`), `subcommand` holds the table of
+//! their global options and gives the readings without them.
 //!
 //! Nothing here panics, loops without consuming input, or grows without a
 //! bound: the length, the number of subjects and the depth of nesting are

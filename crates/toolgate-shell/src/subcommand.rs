@@ -9,7 +9,8 @@
 //! rules see them, allow rules never do, `spec/shell.md` §4.5):
 //!
 //! * **G**: the command with the program's global options left out (the
-//!   options it documents before its subcommand, and their values);
+//!   options it documents before its subcommand, and their values, and any
+//!   word there with an expansion, which may stand for options);
 //! * **M**: for each flag word after the subcommand, G with that word moved
 //!   right after the subcommand, and right after the second word when that
 //!   word is not a flag (`gh pr merge 12 --admin` is also read as
@@ -291,7 +292,10 @@ fn is_flag(w: &str) -> bool {
 
 /// The G and M readings of `words` (the program's base name first), not
 /// counting `words` itself. Empty for a program not in the table.
-pub(super) fn forms(words: &[&str]) -> Vec<String> {
+/// `computed(i)` says whether word `i` has an expansion: such a word before
+/// the subcommand may stand for any options (`git $opts push --force`), so
+/// G leaves it out too.
+pub(super) fn forms(words: &[&str], computed: impl Fn(usize) -> bool) -> Vec<String> {
     let Some((&name, _)) = words.split_first() else {
         return Vec::new();
     };
@@ -311,6 +315,10 @@ pub(super) fn forms(words: &[&str]) -> Vec<String> {
         if subs >= p.levels || w == "--" {
             g.extend_from_slice(rest);
             break;
+        }
+        if computed(i) {
+            i += 1;
+            continue;
         }
         if let Some(n) = option_len(p, rest) {
             i += n;

@@ -1269,6 +1269,21 @@ fn subcommand_global_options_and_flag_order() {
     check("git push -- --force", &["cmd:git push -- --force"]);
     check("git --unknown -C . push", &["cmd:git --unknown -C . push"]);
     check("git status", &["cmd:git status"]);
+    // A computed word before the subcommand may be any options.
+    check(
+        "git $opts push --force",
+        &[
+            "cmd:git $opts push --force",
+            "con:git push --force [git $opts push --force]",
+        ],
+    );
+    check(
+        "git -C \"$d\" push --force",
+        &[
+            "cmd:git -C $d push --force",
+            "con:git push --force [git -C $d push --force]",
+        ],
+    );
     check("rm -v -rf x", &["cmd:rm -v -rf x"]);
     // The option's value is its own, even when it looks like a subcommand.
     check(
