@@ -610,25 +610,28 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
         }
         Ok(None) => {}
     }
-    let policy = match load(path, format) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    match Engine::build_with(&policy, &registry()) {
-        Ok(e) => {
-            warn(&e, &text);
+    match build_policy(path, format) {
+        Ok(_) => {
             eprintln!("{path}: ok");
             ExitCode::SUCCESS
         }
-        Err(d) => report(&d.in_file(path), &text),
+        Err(code) => code,
     }
 }
 
-/// Prints what check said about a policy that did not stop the build.
-fn warn(engine: &Engine<'_>, text: &str) {
-    for w in engine.warnings() {
-        eprint!("{}", w.render(Some(text)).replacen("error", "warning", 1));
+/// Reads and builds a toolgate policy file, printing what check said that
+/// did not stop the build, or the diagnostics that did.
+fn build_policy(path: &str, format: Option<Format>) -> Result<Engine<'static>, ExitCode> {
+    let policy = load(path, format)?;
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    match Engine::build_with(&policy, &registry()) {
+        Ok(e) => {
+            for w in e.warnings() {
+                eprint!("{}", w.render(Some(&text)).replacen("error", "warning", 1));
+            }
+            Ok(e)
+        }
+        Err(d) => Err(report(&d.in_file(path), &text)),
     }
 }
 
@@ -666,20 +669,10 @@ fn compile(path: &str, output: &str, format: Option<Format>, sign: Option<&str>)
                 Ok(e) => e.to_bytes().unwrap_or_default(),
                 Err(d) => return report(&d.in_file(path), ""),
             },
-            Ok(None) => {
-                let policy = match load(path, format) {
-                    Ok(p) => p,
-                    Err(code) => return code,
-                };
-                let text = std::fs::read_to_string(path).unwrap_or_default();
-                match Engine::build_with(&policy, &registry()) {
-                    Ok(e) => {
-                        warn(&e, &text);
-                        e.to_bytes()
-                    }
-                    Err(d) => return report(&d.in_file(path), &text),
-                }
-            }
+            Ok(None) => match build_policy(path, format) {
+                Ok(e) => e.to_bytes(),
+                Err(code) => return code,
+            },
         }
     };
     if let Some(key) = sign {

@@ -57,6 +57,19 @@ fn compile(dir: &Path, name: &str, default: &str, allow: &str, deny: &str) -> Ve
     std::fs::read(out).unwrap()
 }
 
+/// Runs the binary with `args`, `stdin` on its standard input.
+fn toolgate(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = c.stdin.take().unwrap().write_all(stdin);
+    c.wait_with_output().unwrap()
+}
+
 const CALLS: &str = "{\"tool\":\"bash\",\"args\":{\"command\":\"git status\"}}\n{\"tool\":\"bash\",\"args\":{\"command\":\"ls\"}}\n";
 
 fn decisions(stdout: &[u8]) -> Vec<String> {
@@ -223,17 +236,7 @@ fn the_command_line_verifies_the_revision_and_caps_the_length() {
     bad[words + 48..words + 52].copy_from_slice(&0u32.to_le_bytes());
     toolgate_testing::reseal::reseal_checksums(&mut bad);
     std::fs::write(&path, &bad).unwrap();
-    let run = |args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let _ = c.stdin.take().unwrap().write_all(CALLS.as_bytes());
-        c.wait_with_output().unwrap()
-    };
+    let run = |args: &[&str]| toolgate(args, CALLS.as_bytes());
     let p = path.to_str().unwrap();
     for args in [vec!["decide", "--bundle", p], vec!["inspect", p]] {
         let o = run(&args);
@@ -244,15 +247,8 @@ fn the_command_line_verifies_the_revision_and_caps_the_length() {
             "{args:?}: {err}"
         );
     }
-    let hook = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["hook", "claude-code", "--bundle", p])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
     let payload = r#"{"tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"/tmp"}"#;
-    let _ = hook.stdin.as_ref().unwrap().write_all(payload.as_bytes());
-    let o = hook.wait_with_output().unwrap();
+    let o = toolgate(&["hook", "claude-code", "--bundle", p], payload.as_bytes());
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("\"deny\"") && out.contains("revision id"),
@@ -327,16 +323,12 @@ fn signed_artifacts_are_required_where_asked() {
 
     let call = "{\"tool\":\"bash\",\"args\":{\"command\":\"rm -rf /\"}}\n";
     let decide = |extra: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["decide", "--bundle", a])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let _ = c.stdin.take().unwrap().write_all(call.as_bytes());
-        c.wait_with_output().unwrap()
+        let args: Vec<&str> = ["decide", "--bundle", a]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        toolgate(&args, call.as_bytes())
     };
     let ok = decide(&["--require-signature", &pubkey]);
     assert!(
@@ -380,22 +372,18 @@ fn signed_artifacts_are_required_where_asked() {
     // Without the requirement it loads (the revision agrees with itself).
     assert!(decide(&[]).status.success());
 
-    let hook = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args([
+    let payload = r#"{"tool_name":"bash","tool_input":{"command":"ls"},"cwd":"/tmp"}"#;
+    let o = toolgate(
+        &[
             "hook",
             "claude-code",
             "--bundle",
             a,
             "--require-signature",
             &pubkey,
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let payload = r#"{"tool_name":"bash","tool_input":{"command":"ls"},"cwd":"/tmp"}"#;
-    let _ = hook.stdin.as_ref().unwrap().write_all(payload.as_bytes());
-    let o = hook.wait_with_output().unwrap();
+        ],
+        payload.as_bytes(),
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("\"deny\"") && out.contains("required key"),

@@ -369,19 +369,7 @@ impl<'a> Engine<'a> {
     /// The sources the policy was merged from, highest rank first, then the
     /// host's own.
     pub fn sources(&self) -> Vec<Source> {
-        let p = &self.program;
-        // A count read from loaded tables is bounded by the tables' size, as
-        // `withheld` and `aliases` bound theirs: damaged tables must not ask
-        // for an allocation the process cannot make.
-        (0..p.n_sources().min(p.n_words()))
-            .map(|i| Source {
-                name: p.source_name(i).to_string(),
-                rank: p.source_rank(i),
-                trusted: p.source_trusted(i),
-                path: p.source_path(i).to_string(),
-                hash: p.source_hash(i).to_string(),
-            })
-            .collect()
+        self.program.sources()
     }
 
     /// The allow rules of untrusted sources: never evaluated, reported so a

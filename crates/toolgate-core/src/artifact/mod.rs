@@ -889,15 +889,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, LoadError> {
             }
         }
     }
-    let sources = (0..p.n_sources().min(p.n_words()))
-        .map(|i| Source {
-            name: p.source_name(i).to_string(),
-            rank: p.source_rank(i),
-            trusted: p.source_trusted(i),
-            path: p.source_path(i).to_string(),
-            hash: p.source_hash(i).to_string(),
-        })
-        .collect();
+    let sources = p.sources();
     Ok(Inspection {
         header,
         len: bytes.len(),

@@ -349,6 +349,22 @@ impl<'a> Program<'a> {
         }
     }
 
+    /// The source records, in merge order. The count read from the tables
+    /// is bounded by the tables' size, as `withheld` and `aliases` bound
+    /// theirs: damaged tables must not ask for an allocation the process
+    /// cannot make.
+    pub fn sources(&self) -> Vec<crate::decision::Source> {
+        (0..self.n_sources().min(self.n_words()))
+            .map(|i| crate::decision::Source {
+                name: self.source_name(i).to_string(),
+                rank: self.source_rank(i),
+                trusted: self.source_trusted(i),
+                path: self.source_path(i).to_string(),
+                hash: self.source_hash(i).to_string(),
+            })
+            .collect()
+    }
+
     /// The alias table: rule name and the tools it stands for.
     pub fn aliases(&self) -> Vec<(String, Vec<String>)> {
         let n = self.h(H_N_ALIASES).min(self.n_words());
