@@ -54,7 +54,7 @@ impl Sandbox {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
         let mut script = String::from(
-            "#!/bin/sh\n{ printf '%s' \"${0##*/}\"; for a in \"$@\"; do printf ' [%s]' \"$a\"; done\n",
+            "#!/bin/sh\nr=$({ printf '%s' \"${0##*/}\"; for a in \"$@\"; do printf ' [%s]' \"$a\"; done\n",
         );
         for v in WATCHED {
             script.push_str(&format!(
@@ -62,7 +62,9 @@ impl Sandbox {
             ));
         }
         script.push_str(&format!(
-            "  if [ \"$PATH\" != '{}' ]; then printf ' {{PATH=%s}}' \"$PATH\"; fi\n  echo; }} >> \"$SBX_LOG\"\n",
+            // One write per record: the programs of a pipeline log at once,
+            // and separate writes of theirs would interleave.
+            "  if [ \"$PATH\" != '{}' ]; then printf ' {{PATH=%s}}' \"$PATH\"; fi; }})\nprintf '%s\\n' \"$r\" >> \"$SBX_LOG\"\n",
             root.join("bin").display()
         ));
         let stand = root.join("stand");
