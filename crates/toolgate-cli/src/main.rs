@@ -1489,6 +1489,12 @@ fn settings_policy(path: &str) -> Result<toolgate::claude::Loaded, ExitCode> {
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }
+    if !loaded.unknown_tools.is_empty() {
+        for u in &loaded.unknown_tools {
+            eprintln!("error: {u}");
+        }
+        return Err(ExitCode::from(EXIT_INVALID));
+    }
     if let Err(d) = Engine::build_with(&loaded.policy, &registry()) {
         eprint!("{}", d.render(None));
         return Err(ExitCode::from(EXIT_INVALID));
@@ -1527,7 +1533,7 @@ fn decide_settings(
             });
         }
     };
-    for w in &loaded.warnings {
+    for w in loaded.warnings.iter().chain(&loaded.unknown_tools) {
         eprintln!("warning: {w}");
     }
     let inner = match engine.kind().build(&loaded.policy, &registry()) {
@@ -1576,6 +1582,60 @@ fn hook_project_dir(cwd: Option<&str>, home: Option<&str>) -> Option<String> {
         dir = d.parent();
     }
     Some(cwd.to_string())
+}
+
+/// The most of Claude Code's record read; a longer one trusts nothing.
+const MAX_TRUST_RECORD: u64 = 64 << 20;
+
+/// Whether Claude Code recorded that the user accepted the workspace trust
+/// dialog for the project (`projects[<dir>].hasTrustDialogAccepted` in
+/// `$CLAUDE_CONFIG_DIR/.claude.json`, else `$HOME/.claude.json`), under the
+/// project directory, its git root or the working directory. A record that
+/// is missing, unreadable, too long or malformed means untrusted.
+fn recorded_trust(home: Option<&str>, project: Option<&str>, cwd: Option<&str>) -> bool {
+    let file = match std::env::var("CLAUDE_CONFIG_DIR")
+        .ok()
+        .filter(|d| d.starts_with('/'))
+    {
+        Some(d) => std::path::Path::new(&d).join(".claude.json"),
+        None => match home {
+            Some(h) => std::path::Path::new(h).join(".claude.json"),
+            None => return false,
+        },
+    };
+    let Ok(f) = std::fs::File::open(&file) else {
+        return false;
+    };
+    let mut text = String::new();
+    use std::io::Read;
+    if f.take(MAX_TRUST_RECORD + 1)
+        .read_to_string(&mut text)
+        .is_err()
+        || text.len() as u64 > MAX_TRUST_RECORD
+    {
+        eprintln!(
+            "warning: `{}` cannot be read within {} MiB; the project is not trusted",
+            file.display(),
+            MAX_TRUST_RECORD >> 20
+        );
+        return false;
+    }
+    let mut dirs: Vec<String> = project
+        .iter()
+        .chain(cwd.iter())
+        .map(|d| d.to_string())
+        .collect();
+    // The git root: the nearest directory up from the project holding `.git`.
+    let mut d = project.map(std::path::Path::new);
+    while let Some(p) = d {
+        if p.join(".git").exists() {
+            dirs.push(p.display().to_string());
+            break;
+        }
+        d = p.parent();
+    }
+    let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    toolgate::claude::trust_recorded(&text, &dirs)
 }
 
 /// The settings files Claude Code would read for a project, those that
@@ -1705,6 +1765,8 @@ fn hook(
     } else {
         settings.iter().map(|f| absolute(f)).collect()
     };
+    let trust_project =
+        trust_project || recorded_trust(home.as_deref(), project.as_deref(), call.cwd.as_deref());
     let env = toolgate::claude::Environment {
         home,
         project_dir: project,
@@ -1724,6 +1786,9 @@ fn hook(
     };
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
+    }
+    for u in &loaded.unknown_tools {
+        eprintln!("WARNING: a rule that never applies: {u}");
     }
     let inner = match EngineKind::Compiled.build(&loaded.policy, &registry()) {
         Ok(i) => i,

@@ -189,6 +189,39 @@ fn the_files_claude_code_reads_decide_real_payloads() {
     assert_eq!(hook(&s, &["--trust-project"], &p).0, "allow");
 }
 
+/// Claude Code's record of the trust dialog (`~/.claude.json`) trusts the
+/// project as `--trust-project` does, under the project directory or its
+/// git root; another project's record, a refusal or a malformed record
+/// does not.
+#[test]
+fn the_trust_claude_code_recorded_applies_the_project_allow_rules() {
+    let s = Scratch::new("trust");
+    settings(&s);
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "make all"}),
+        "default",
+    );
+    let record = |dir: &Path, accepted: bool| {
+        serde_json::json!({"projects": {dir.display().to_string(): {"hasTrustDialogAccepted": accepted}}})
+            .to_string()
+    };
+    assert_eq!(hook(&s, &[], &p).0, "ask");
+    s.write("home/.claude.json", &record(&s.repo(), true));
+    assert_eq!(hook(&s, &[], &p).0, "allow");
+    s.write("home/.claude.json", &record(&s.repo(), false));
+    assert_eq!(hook(&s, &[], &p).0, "ask");
+    s.write("home/.claude.json", &record(&s.home(), true));
+    assert_eq!(hook(&s, &[], &p).0, "ask");
+    s.write("home/.claude.json", "{\"projects\": ");
+    assert_eq!(hook(&s, &[], &p).0, "ask");
+    // The git root holding the project.
+    std::fs::create_dir_all(s.root.join(".git")).unwrap();
+    s.write("home/.claude.json", &record(&s.root, true));
+    assert_eq!(hook(&s, &[], &p).0, "allow");
+}
+
 #[test]
 fn bad_input_and_unreadable_settings_answer_deny() {
     let s = Scratch::new("bad");

@@ -43,6 +43,28 @@ fn tmp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// A deny rule naming a tool Claude Code does not have never applies:
+/// `check` refuses the settings, naming the rule; one whose name differs
+/// from a tool's only in case is applied to that tool, with a warning.
+#[test]
+fn check_refuses_a_deny_rule_on_a_tool_claude_code_lacks() {
+    let s = tmp("unknown-tool.json");
+    std::fs::write(
+        &s,
+        r#"{"permissions": {"deny": ["Bsh(curl:*)", "bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let out = run(&["check", s.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("error: `Bsh(curl:*)`"), "{err}");
+    assert!(err.contains("Claude Code does not have"), "{err}");
+    assert!(err.contains("Claude Code's tool is `Bash`"), "{err}");
+    std::fs::write(&s, r#"{"permissions": {"deny": ["bash(rm:*)"]}}"#).unwrap();
+    let out = run(&["check", s.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
 #[test]
 fn check_accepts_the_example_and_points_at_a_bad_rule() {
     let ok = run(&["check", "examples/policy.json"], "");

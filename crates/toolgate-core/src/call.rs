@@ -444,18 +444,32 @@ pub fn one_spelling<'k>(
 /// Why `name` cannot be a tool's name: it holds a control character (a
 /// NUL, which a host's C API ends the name at, or another one a host may
 /// strip, or print as something else: U+0001 to U+001F, U+007F to
-/// U+009F). `None` for a name every host reads as written.
+/// U+009F), or a blank or an invisible character (`Bash ` is not `Bash` to
+/// a rule, and may be to the host that trims it). `None` for a name every
+/// host reads as written.
 ///
 /// ```
 /// use toolgate_core::call::tool_name_error;
 /// assert!(tool_name_error("bash").is_none());
+/// assert!(tool_name_error("mcp__github__list_issues").is_none());
 /// assert!(tool_name_error("bash\0").is_some());
 /// assert!(tool_name_error("bash\n").is_some());
+/// assert!(tool_name_error("Bash ").is_some());
+/// assert!(tool_name_error("Ba\u{200b}sh").is_some());
 /// ```
 pub fn tool_name_error(name: &str) -> Option<String> {
-    let c = name.chars().find(|c| c.is_control())?;
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Some(format!(
+            "the tool name `{}` holds the control character U+{:04X}, which a host may cut the name at or read differently: name the tool without it",
+            crate::json::shown(name),
+            u32::from(c)
+        ));
+    }
+    let c = name
+        .chars()
+        .find(|&c| c.is_whitespace() || crate::quote::is_invisible_or_bidi(c))?;
     Some(format!(
-        "the tool name `{}` holds the control character U+{:04X}, which a host may cut the name at or read differently: name the tool without it",
+        "the tool name `{}` holds the blank or invisible character U+{:04X}, which a host may trim or ignore: name the tool without it",
         crate::json::shown(name),
         u32::from(c)
     ))
@@ -605,7 +619,21 @@ mod tests {
             Some("the tool name `bash\\u0000` holds the control character U+0000, which a host may cut the name at or read differently: name the tool without it")
         );
         assert!(Call::new("bash", "{}").intake_error().is_none());
-        assert!(Call::new("b\u{200b}ash", "{}").intake_error().is_none());
+        // A blank or an invisible character, which a host may trim or
+        // ignore, is refused as well.
+        for name in [
+            "b\u{200b}ash",
+            "bash ",
+            " bash",
+            "ba\u{a0}sh",
+            "ba\u{202e}sh",
+        ] {
+            let e = Call::new(name, "{}").intake_error().unwrap_or_default();
+            assert!(e.contains("blank or invisible character"), "{name:?}: {e}");
+        }
+        assert!(Call::new("mcp__github__list_issues", "{}")
+            .intake_error()
+            .is_none());
         let c = Call::new("read", r#"{"path": "a\u0000"}"#);
         assert!(c
             .intake_error()

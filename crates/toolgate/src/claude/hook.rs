@@ -176,7 +176,7 @@ impl ClaudeEvaluator {
         let Some(m) = self
             .mcp_allow
             .iter()
-            .find(|m| crate::glob::matches(&m.glob, &call.tool))
+            .find(|m| mcp_glob_covers(&m.glob, &call.tool))
         else {
             return v;
         };
@@ -191,6 +191,29 @@ impl ClaudeEvaluator {
         });
         out
     }
+}
+
+/// Whether the MCP allow glob `glob` (`mcp__server__…`) covers `tool`: the
+/// glob matches, and what follows the server's prefix holds no `__`, which
+/// would make another server's name (`mcp__github__evil__delete_all` may
+/// be the tool `delete_all` of a server `github__evil`).
+///
+/// ```
+/// use toolgate::claude::mcp_glob_covers;
+/// assert!(mcp_glob_covers("mcp__github__*", "mcp__github__list_issues"));
+/// assert!(!mcp_glob_covers("mcp__github__*", "mcp__github__evil__delete_all"));
+/// ```
+pub fn mcp_glob_covers(glob: &str, tool: &str) -> bool {
+    if !crate::glob::matches(glob, tool) {
+        return false;
+    }
+    let Some((server, _)) = glob.strip_prefix("mcp__").and_then(|r| r.split_once("__")) else {
+        return true;
+    };
+    tool.strip_prefix("mcp__")
+        .and_then(|r| r.strip_prefix(server))
+        .and_then(|r| r.strip_prefix("__"))
+        .is_some_and(|rest| !rest.contains("__"))
 }
 
 /// Whether a verdict is a call that could not be evaluated (which holds

@@ -29,7 +29,7 @@ mod hook;
 mod rules;
 mod shell;
 
-pub use hook::{answer, prepare_call, ClaudeEvaluator, Payload};
+pub use hook::{answer, mcp_glob_covers, prepare_call, ClaudeEvaluator, Payload};
 pub use rules::{EDIT_FAMILY, READ_FAMILY};
 pub use shell::ClaudeShellSplitter;
 
@@ -223,6 +223,9 @@ pub struct Loaded {
     /// What the reader should know: rules skipped or read more strictly,
     /// settings withheld from untrusted files.
     pub warnings: Vec<String>,
+    /// Deny and ask rules naming a tool Claude Code does not have, which
+    /// never apply: `toolgate check` refuses them, the hook warns.
+    pub unknown_tools: Vec<String>,
 }
 
 impl Loaded {
@@ -252,6 +255,27 @@ pub const TOOLS: &[(&str, &str, &str, Option<&str>)] = &[
     (shell::READ_REACH, "path-reach", "file_path", None),
     (shell::EDIT_REACH, "path-reach", "file_path", None),
 ];
+
+/// Claude Code's other built-in tools, which take bare rules only.
+pub const OTHER_TOOLS: &[&str] = &[
+    "WebSearch",
+    "ExitPlanMode",
+    "SlashCommand",
+    "PowerShell",
+    "Monitor",
+];
+
+/// The built-in tool named `name` up to case, when `name` is not itself
+/// one (`bash` is `Bash`).
+pub fn builtin_tool(name: &str) -> Option<&'static str> {
+    TOOLS
+        .iter()
+        .map(|t| t.0)
+        .filter(|t| !t.contains('.'))
+        .chain(NO_PERMISSION.iter().copied())
+        .chain(OTHER_TOOLS.iter().copied())
+        .find(|t| t.eq_ignore_ascii_case(name))
+}
 
 /// Tools Claude Code runs without asking in every mode.
 pub const NO_PERMISSION: &[&str] = &[
@@ -341,6 +365,37 @@ const EXEC_ASKS: &[(&str, &str)] = &[
 
 /// Targets whose removal Claude Code asks about in every mode.
 const CRITICAL: &[&str] = &["/", "~", "~/", "$HOME", "${HOME}", ".", "..", "./", "../"];
+
+/// Whether Claude Code's own record of workspace trust (the text of
+/// `~/.claude.json`) says the trust dialog was accepted for one of `dirs`
+/// (the project directory, its git root, the working directory): its
+/// `projects[<dir>].hasTrustDialogAccepted` is `true`. A record that is not
+/// a JSON object, or one with duplicate keys, trusts nothing.
+///
+/// ```
+/// use toolgate::claude::trust_recorded;
+/// let record = r#"{"projects": {"/repo": {"hasTrustDialogAccepted": true}}}"#;
+/// assert!(trust_recorded(record, &["/repo/sub", "/repo"]));
+/// assert!(!trust_recorded(record, &["/other"]));
+/// assert!(!trust_recorded("not json", &["/repo"]));
+/// ```
+pub fn trust_recorded(record: &str, dirs: &[&str]) -> bool {
+    let Ok(v) = crate::json::parse_document(record) else {
+        return false;
+    };
+    let Some(projects) = v.get("projects").and_then(Value::as_object) else {
+        return false;
+    };
+    dirs.iter().any(|d| {
+        let d = d.trim_end_matches('/');
+        let d = if d.is_empty() { "/" } else { d };
+        projects
+            .get(d)
+            .and_then(|p| p.get("hasTrustDialogAccepted"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    })
+}
 
 fn invalid(path: &str, message: String, help: &str) -> Diagnostic {
     Diagnostic::new("invalid_settings", message)
@@ -467,6 +522,7 @@ struct Read {
 pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnostics> {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
+    let mut unknown_tools = Vec::new();
     let mut read: Vec<Read> = Vec::new();
     for f in files {
         let v = match crate::json::parse_document(&f.text) {
@@ -722,6 +778,7 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
                 };
                 let t = rules::translate(text, list, &cx);
                 warnings.extend(t.warnings);
+                unknown_tools.extend(t.unknown_tool);
                 if let Some(e) = t.error {
                     errors.push(invalid(
                         &r.path,
@@ -783,6 +840,7 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
             mode,
             working_dirs,
             warnings,
+            unknown_tools,
         }),
     }
 }

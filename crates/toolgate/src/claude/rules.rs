@@ -23,6 +23,9 @@ pub(super) struct Translated {
     pub warnings: Vec<String>,
     /// A deny or ask rule that cannot be read at all.
     pub error: Option<String>,
+    /// A deny or ask rule naming a tool Claude Code does not have: it can
+    /// never apply, which `check` reports as an error.
+    pub unknown_tool: Option<String>,
 }
 
 /// What a rule's translation needs to know.
@@ -182,6 +185,28 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
         return out;
     }
 
+    // Tool names are case-sensitive in Claude Code, so a deny or ask rule
+    // written `bash(rm:*)` would guard nothing: it is applied to the tool it
+    // names up to case. Never an allow rule, which would widen.
+    let tool = match super::builtin_tool(tool) {
+        Some(t) if t != tool && list != List::Allow => {
+            out.warnings.push(format!(
+                "`{written}` ({}): Claude Code's tool is `{t}` (tool names are case-sensitive); the {lname} rule is applied to `{t}`",
+                cx.place
+            ));
+            t
+        }
+        Some(_) => tool,
+        None if list != List::Allow && !tool.starts_with("mcp__") => {
+            out.unknown_tool = Some(format!(
+                "`{written}` ({}) names the tool `{tool}`, which Claude Code does not have, so the {lname} rule never applies; write the tool's name as Claude Code spells it (`Bash`, `Read`, `WebFetch`, `mcp__server__tool`)",
+                cx.place
+            ));
+            tool
+        }
+        None => tool,
+    };
+
     if tool.starts_with("mcp__") {
         if spec.is_some() {
             unreadable(
@@ -277,6 +302,27 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
                 unreadable(&mut out, &family, e.message());
             } else {
                 out.rules.push(decl(tool, Some(spec), written));
+                // A denied domain's subdomains are the same site's: a
+                // deny or ask of `domain:example.com` also meets
+                // `api.example.com`.
+                if list != List::Allow {
+                    if let Some(host) = spec.strip_prefix("domain:") {
+                        let numeric = host
+                            .rsplit('.')
+                            .next()
+                            .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
+                        if !host.starts_with('*')
+                            && !host.starts_with('[')
+                            && host.contains('.')
+                            && !numeric
+                        {
+                            let sub = format!("domain:*.{host}");
+                            if DomainKind.lower(&sub).is_ok() {
+                                out.rules.push(decl(tool, Some(&sub), written));
+                            }
+                        }
+                    }
+                }
             }
         }
         "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "NotebookRead" | "Glob"

@@ -26,7 +26,7 @@ use crate::shell::{ShellConfig, ShellSplitter};
 /// let s = ClaudeShellSplitter::default();
 /// let subjects = s.split("Bash", &Args::from_json(r#"{"command": "cat .env > out"}"#)).unwrap();
 /// let tools: Vec<_> = subjects.iter().map(|s| s.tool.as_deref().unwrap_or("Bash")).collect();
-/// assert_eq!(tools, ["Bash", "Edit", "Read"]);
+/// assert_eq!(tools, ["Bash", "Read", "Edit"]);
 /// ```
 #[derive(Clone, Debug)]
 pub struct ClaudeShellSplitter {
