@@ -714,7 +714,8 @@ fn git_config(kv: &str) -> Vec<(Does, String)> {
     let run = |v: &str| vec![(Does::Runs, v.to_string())];
     let hide = |why: &'static str| vec![(Does::Hides(why), String::new())];
     match (section.as_str(), sub, var.as_str()) {
-        ("alias", false, _) => match value.strip_prefix('!') {
+        // Any subsection too: newer gits read `alias.NAME.command`.
+        ("alias", _, _) => match value.strip_prefix('!') {
             Some(script) => run(script),
             None => run(&format!("git {value}")),
         },
@@ -2412,6 +2413,10 @@ mod tests {
         assert_eq!(
             git_config("alias.x=!rm -rf ~"),
             [(Does::Runs, "rm -rf ~".to_string())]
+        );
+        assert_eq!(
+            git_config("alias.x.command=!rm x"),
+            [(Does::Runs, "rm x".to_string())]
         );
         assert_eq!(
             git_config("alias.x=log --oneline"),
