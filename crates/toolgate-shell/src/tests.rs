@@ -974,6 +974,25 @@ fn arbitrary_input_never_panics() {
         "!",
         "2>&1",
         "> f",
+        // Programs that run, write or read through their arguments.
+        "git -c core.pager=",
+        "alias.x=!",
+        "sed ",
+        "1e ",
+        "s/a/b/w",
+        "awk ",
+        "BEGIN{system(",
+        "print > ",
+        "tar xIf ",
+        "ssh h ",
+        "-oProxyCommand=",
+        "less +",
+        "dd if=",
+        "sort -o",
+        "--out=",
+        "--",
+        "-",
+        "/",
     ];
     let mut rng = Rng::new(0x1234_5678_9abc_def1);
     for _ in 0..20_000 {
