@@ -47,6 +47,7 @@ pub(super) fn is_special(name: &str) -> bool {
                 | b"source"
                 | b"."
         )
+        || super::programs::is_wrapper(name)
         || evaluates(name).is_some()
 }
 
@@ -76,7 +77,16 @@ fn evaluates(name: &str) -> Option<Evaluates> {
 fn is_shell(name: &str) -> bool {
     matches!(
         name.as_bytes(),
-        b"sh" | b"bash" | b"zsh" | b"dash" | b"ksh" | b"mksh" | b"ash" | b"yash" | b"posh"
+        b"sh"
+            | b"bash"
+            | b"zsh"
+            | b"dash"
+            | b"ksh"
+            | b"mksh"
+            | b"ash"
+            | b"yash"
+            | b"posh"
+            | b"rbash"
     )
 }
 
@@ -125,7 +135,7 @@ fn visible(v: &str) -> String {
     s
 }
 
-fn basename(v: &str) -> &str {
+pub(super) fn basename(v: &str) -> &str {
     match v.rsplit_once('/') {
         Some((_, b)) if !b.is_empty() => b,
         _ => v,
@@ -141,7 +151,7 @@ enum Keep {
 }
 
 /// What a program does with its arguments.
-enum Plan {
+pub(super) enum Plan {
     /// Nothing the analysis looks into.
     Plain,
     /// It runs the command in `words[start..end]`; `by_value` when leading
@@ -257,6 +267,38 @@ fn wrapper(name: &str) -> Option<Spec> {
             no_cmd: "pPu",
             long_flags: &["--ignore"],
             long_args: &["--class", "--classdata"],
+            ..NONE
+        },
+        // The command runs with another root directory, so the paths it
+        // names are not the ones rules see: ordinary.
+        b"chroot" => Spec {
+            long_flags: &["--skip-chdir"],
+            long_args: &["--userspec", "--groups"],
+            positional: 1,
+            transparent: false,
+            ..NONE
+        },
+        // strace(1); `-E` (set a variable for the command) is left out, so
+        // it is an option the splitter does not know (opaque).
+        b"strace" => Spec {
+            flags: "cCdDfFhiqrtTvVwxyzZkn",
+            args: "abeIoOPsSuUX",
+            no_cmd: "p",
+            long_flags: &[
+                "--follow-forks",
+                "--output-separately",
+                "--summary-only",
+                "--quiet",
+            ],
+            long_args: &[
+                "--output",
+                "--trace",
+                "--signal",
+                "--status",
+                "--user",
+                "--string-limit",
+            ],
+            transparent: false,
             ..NONE
         },
         _ => return None,
@@ -381,11 +423,11 @@ enum Opts {
 }
 
 impl Parser<'_, '_, '_> {
-    fn w(&self, i: usize) -> Word {
+    pub(super) fn w(&self, i: usize) -> Word {
         self.out.word(i)
     }
 
-    fn v(&self, i: usize) -> &str {
+    pub(super) fn v(&self, i: usize) -> &str {
         self.out.val(self.out.word(i))
     }
 
@@ -447,7 +489,7 @@ impl Parser<'_, '_, '_> {
     }
 
     /// The text shown for `words[a..b]`.
-    fn shown(&self, a: usize, b: usize) -> String {
+    pub(super) fn shown(&self, a: usize, b: usize) -> String {
         let flags = (a..b).fold(0, |f, i| f | self.w(i).flags);
         display(&self.form(a, a, b, Keep::All, false), flags)
     }
@@ -496,7 +538,7 @@ impl Parser<'_, '_, '_> {
     }
 
     /// The assignments `words[a..prog]`, marked as assignments.
-    fn assignments(&self, a: usize, prog: usize) -> Vec<Word> {
+    pub(super) fn assignments(&self, a: usize, prog: usize) -> Vec<Word> {
         (a..prog)
             .map(|i| {
                 let mut w = self.w(i);
@@ -508,7 +550,7 @@ impl Parser<'_, '_, '_> {
 
     /// The wrapped command `words[start..end]` with the assignments
     /// `words[a..prog]` before it.
-    fn wrapped_command(
+    pub(super) fn wrapped_command(
         &mut self,
         (a, prog): (usize, usize),
         start: usize,
@@ -571,6 +613,9 @@ impl Parser<'_, '_, '_> {
         };
         self.emit_forms(a, prog, b, own)?;
         self.evaluated_args(prog, b)?;
+        if pw.flags & ODD == 0 {
+            self.option_effects(a, prog, b)?;
+        }
         let name = basename(self.v(prog)).to_string();
         if matches!(name.as_str(), "cd" | "pushd" | "popd") {
             let args: Vec<Word> = (prog + 1..b).map(|i| self.w(i)).collect();
@@ -782,6 +827,11 @@ impl Parser<'_, '_, '_> {
                 self.script_of(name, i, b, true)
             }
             "trap" => self.trap(prog, b),
+            "busybox" | "toybox" => self.applet(name, prog, b),
+            "su" => self.su(prog, b, stdin_fed),
+            "script" => self.script_command(prog, b, stdin_fed),
+            "at" | "batch" => self.at_job(name, prog, b, stdin_fed),
+            "parallel" => self.parallel(prog, b),
             "alias" => self.alias(prog, b),
             "source" | "." => {
                 let mut i = prog + 1;
@@ -807,6 +857,11 @@ impl Parser<'_, '_, '_> {
             }
             if v == "--" {
                 return Opts::At(i + 1);
+            }
+            if v == "-" && name == "env" {
+                // `env -` is `env -i`.
+                i += 1;
+                continue;
             }
             if let Some(long) = v.strip_prefix("--").filter(|l| !l.is_empty()) {
                 let (key, has_value) = match long.split_once('=') {
@@ -933,7 +988,7 @@ impl Parser<'_, '_, '_> {
 
     /// The script made of `words[i..b]` joined by spaces, which must be
     /// written literally.
-    fn script_of(&self, name: &str, i: usize, b: usize, transparent: bool) -> Plan {
+    pub(super) fn script_of(&self, name: &str, i: usize, b: usize, transparent: bool) -> Plan {
         if i >= b {
             return Plan::Plain;
         }

@@ -20,10 +20,13 @@
 //! through wrappers and nested shells, and emits the forms deny rules see
 //! beside the one allow rules must match; for programs whose rules name a
 //! subcommand (`git push`, `npm publish`), `subcommand` holds the table of
-//! their global options and gives the readings without them. `files` makes
-//! the operands of programs that read or write files into pieces of the
-//! file tools and follows `cd`, so relative paths resolve where the
-//! command runs.
+//! their global options and gives the readings without them; `programs`
+//! holds the table of the options (and scripts) through which a program
+//! runs a command, writes a file or reads one (`git -c core.pager=…`,
+//! `sort -o`, sed's `w`), each of which becomes a piece of its own.
+//! `files` makes the operands of programs that read or write files into
+//! pieces of the file tools and follows `cd`, so relative paths resolve
+//! where the command runs.
 //!
 //! Nothing here panics, loops without consuming input, or grows without a
 //! bound: the length, the number of subjects and the depth of nesting are
@@ -46,6 +49,7 @@
 mod analyse;
 mod files;
 mod parse;
+mod programs;
 mod subcommand;
 #[cfg(test)]
 mod tests;

@@ -610,6 +610,8 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
     let mut need_cmd = false;
     // Whether the current command's program is one of `subcommand`'s.
     let mut sub_prog = false;
+    // Whether it is git, some of whose subcommands run a command.
+    let mut git = false;
     let mut i = 0usize;
     loop {
         let c = b.get(i).copied();
@@ -797,10 +799,17 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             {
                 return None;
             }
-            sub_prog = super::subcommand::program(w).is_some();
+            if super::programs::reads_operands(w) {
+                return None;
+            }
+            git = w == "git";
+            sub_prog = super::subcommand::program(w).is_some() || super::programs::has_options(w);
         } else if sub_prog && cmd.get(i0..i)?.bytes().any(|c| c == b'-' || c == b'+') {
-            // An option of a program with subcommands: its readings
-            // (`subcommand`) are the analysis's.
+            // An option of a program with subcommands (its readings,
+            // `subcommand`) or of one that runs, writes or reads through
+            // its options (`programs`): the analysis's.
+            return None;
+        } else if git && super::programs::git_word_declines(cmd.get(i0..i)?) {
             return None;
         }
         words += 1;

@@ -259,7 +259,7 @@ const MAX_MOVED: usize = 8;
 
 /// How many words the option at the head of `rest` spans (its value
 /// included), or `None` when it is not one of the program's options.
-fn option_len(p: &Program, rest: &[&str]) -> Option<usize> {
+pub(super) fn option_len(p: &Program, rest: &[&str]) -> Option<usize> {
     let w = *rest.first()?;
     if p.flags.contains(&w) || p.prefixes.iter().any(|x| w.starts_with(x)) {
         return Some(1);

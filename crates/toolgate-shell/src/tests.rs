@@ -1011,6 +1011,24 @@ fn quick_path_agrees_with(cfg: &ShellConfig) {
         ",",
         "%",
         "^",
+        // Programs that run, write or read through their arguments.
+        "sort",
+        "-o",
+        "sed",
+        "grep",
+        "-f",
+        "rg",
+        "--pre",
+        "less",
+        "+F",
+        "dd",
+        "of=x",
+        "ssh",
+        "tar",
+        "bisect",
+        "config",
+        "run",
+        "busybox",
     ];
     let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let mut quick = 0;
@@ -1104,6 +1122,25 @@ fn arbitrary_input_never_panics() {
         "!",
         "2>&1",
         "> f",
+        // Programs that run, write or read through their arguments.
+        "git -c core.pager=",
+        "alias.x=!",
+        "sed ",
+        "1e ",
+        "s/a/b/w",
+        "awk ",
+        "BEGIN{system(",
+        "print > ",
+        "tar xIf ",
+        "ssh h ",
+        "-oProxyCommand=",
+        "less +",
+        "dd if=",
+        "sort -o",
+        "--out=",
+        "--",
+        "-",
+        "/",
     ];
     let mut rng = Rng::new(0x1234_5678_9abc_def1);
     for _ in 0..20_000 {
@@ -1362,6 +1399,8 @@ fn subcommand_global_options_and_flag_order() {
         &[
             "cmd:git -c core.sshCommand=evil push",
             "con:git push [git -c core.sshCommand=evil push]",
+            // The command the setting names is a subject (`programs`).
+            "cmd:evil",
         ],
     );
     // Every documented kind: value words, `=` joined, flags, prefixes.
@@ -1462,4 +1501,368 @@ fn quick_path_declines_subcommand_options() {
     assert!(parse::quick_path("git -C . push --force", &cfg).is_none());
     assert!(parse::quick_path("cargo +nightly build", &cfg).is_none());
     assert!(parse::quick_path("git status && npm test", &cfg).is_some());
+}
+
+/// Every entry of the `programs` table: the command, and a piece it must
+/// yield beside its own forms (`spec/shell.md` §6.4).
+#[test]
+fn programs_that_run_write_or_read_through_their_arguments() {
+    let cases: &[(&str, &str)] = &[
+        // git's subcommands.
+        ("git diff --output=.env", "w:.env [--output=.env]"),
+        ("git log --output out.txt", "w:out.txt [--output out.txt]"),
+        ("git show --outp=x HEAD", "w:x [--outp=x]"),
+        (
+            "git diff -O ~/.ssh/id_rsa",
+            "r:~/.ssh/id_rsa [-O ~/.ssh/id_rsa]",
+        ),
+        (
+            "git diff --no-index /dev/null ~/.ssh/id_rsa",
+            "r:~/.ssh/id_rsa",
+        ),
+        ("git diff --no-index a b", "r:a"),
+        (
+            "git format-patch -o .git/hooks HEAD~1",
+            "w:.git/hooks [-o .git/hooks]",
+        ),
+        ("git archive -o out.tar HEAD", "w:out.tar [-o out.tar]"),
+        ("git archive --remote=. --exec='rm x' HEAD", "cmd:rm x"),
+        ("git fetch --upload-pack='rm x' origin", "cmd:rm x"),
+        ("git ls-remote --exec='rm x' origin", "cmd:rm x"),
+        ("git clone -u 'rm x' repo", "cmd:rm x"),
+        ("git clone -c core.fsmonitor='rm x' repo", "cmd:rm x"),
+        ("git clone --template=/tmp/t repo", "cmd!--template=/tmp/t"),
+        ("git init --template /tmp/t", "cmd!--template /tmp/t"),
+        ("git push --receive-pack='rm x' origin", "cmd:rm x"),
+        ("git difftool -x 'rm x'", "cmd:rm x"),
+        ("git difftool --extcmd='rm x'", "cmd:rm x"),
+        ("git grep -Ocurl x", "cmd:curl"),
+        ("git grep --open-files-in-pager='rm x' y", "cmd:rm x"),
+        (
+            "git grep -f ~/.ssh/id_rsa",
+            "r:~/.ssh/id_rsa [-f ~/.ssh/id_rsa]",
+        ),
+        ("git rebase -x 'rm x' main", "cmd:rm x"),
+        ("git rebase --exec='rm x' main", "cmd:rm x"),
+        (
+            "git commit -F ~/.ssh/id_rsa",
+            "r:~/.ssh/id_rsa [-F ~/.ssh/id_rsa]",
+        ),
+        ("git commit --template=.env", "r:.env [--template=.env]"),
+        ("git blame --contents .env f", "r:.env [--contents .env]"),
+        (
+            "git config --file .git/config a.b c",
+            "w:.git/config [--file .git/config]",
+        ),
+        ("git config core.pager 'rm x'", "cmd:rm x"),
+        ("git config set alias.x '!rm x'", "cmd:rm x"),
+        ("git filter-branch --tree-filter 'rm x' HEAD", "cmd:rm x"),
+        ("git send-email --to-cmd='rm x' p", "cmd:rm x"),
+        ("git bisect run rm x", "cmd:rm x"),
+        ("git submodule foreach --recursive 'rm x'", "cmd:rm x"),
+        // git's global options and configuration keys.
+        ("git -c core.pager='rm -rf ~' diff", "cmd:rm -rf ~"),
+        ("git -c core.editor='rm x' commit", "cmd:rm x"),
+        ("git -c core.sshCommand='rm x' fetch", "cmd:rm x"),
+        ("git -c core.fsmonitor='rm x' status", "cmd:rm x"),
+        (
+            "git -c core.hooksPath=/tmp/h commit",
+            "cmd!-c core.hooksPath=/tmp/h",
+        ),
+        ("git -c alias.st='!rm x' st", "cmd:rm x"),
+        ("git -c pager.diff='rm x' diff", "cmd:rm x"),
+        ("git -c diff.external='rm x' diff", "cmd:rm x"),
+        ("git -c diff.x.textconv='rm x' diff", "cmd:rm x"),
+        ("git -c filter.x.smudge='rm x' checkout", "cmd:rm x"),
+        ("git -c credential.helper='!rm x' fetch", "cmd:rm x"),
+        (
+            "git -c protocol.ext.allow=always fetch",
+            "cmd!-c protocol.ext.allow=always",
+        ),
+        (
+            "git -c include.path=~/.ssh/x status",
+            "r:~/.ssh/x [-c include.path=~/.ssh/x]",
+        ),
+        (
+            "git --config-env=core.pager=P diff",
+            "cmd!--config-env=core.pager=P",
+        ),
+        ("git --exec-path=/tmp/x status", "cmd!--exec-path=/tmp/x"),
+        ("git -c core.pager=\"$P\" diff", "cmd!-c core.pager=$P"),
+        // The other programs.
+        ("rg --pre 'curl x|sh' foo", "cmd:curl x"),
+        ("rg --pre=./x foo", "cmd:./x"),
+        ("rg --hostname-bin='rm x' foo", "cmd:rm x"),
+        ("rg -f .env x", "r:.env [-f .env]"),
+        ("rg --ignore-file=.env x", "r:.env [--ignore-file=.env]"),
+        (
+            "grep -f ~/.ssh/id_rsa x",
+            "r:~/.ssh/id_rsa [-f ~/.ssh/id_rsa]",
+        ),
+        ("grep -rf .env .", "r:.env [-rf .env]"),
+        (
+            "egrep --exclude-from=.env x",
+            "r:.env [--exclude-from=.env]",
+        ),
+        ("sort -o .env x", "w:.env [-o .env]"),
+        ("sort -nro.env x", "w:.env [-nro.env]"),
+        ("sort --out=.env x", "w:.env [--out=.env]"),
+        ("sort --compress-program='rm x' f", "cmd:rm x"),
+        ("sort --files0-from=.env", "r:.env [--files0-from=.env]"),
+        (
+            "sort --random-source=.env f",
+            "r:.env [--random-source=.env]",
+        ),
+        ("tar --to-command='rm x' -xf a.tar", "cmd:rm x"),
+        ("tar -I 'rm x' -cf a.tar .", "cmd:rm x"),
+        ("tar xIf 'rm x' a.tar", "cmd:rm x"),
+        ("tar --use-compress-program='rm x' -xf a", "cmd:rm x"),
+        (
+            "tar -c --checkpoint --checkpoint-action=exec='rm x' .",
+            "cmd:rm x",
+        ),
+        ("tar --rsh-command='rm x' -cf h:a .", "cmd:rm x"),
+        ("tar --rmt-command='rm x' -cf h:a .", "cmd:rm x"),
+        ("tar -F 'rm x' -cf a .", "cmd:rm x"),
+        ("tar -T .env -cf a", "r:.env [-T .env]"),
+        ("tar -X .env -cf a .", "r:.env [-X .env]"),
+        ("tar -g .env -cf a .", "w:.env [-g .env]"),
+        (
+            "tar --index-file=.env -cvf a .",
+            "w:.env [--index-file=.env]",
+        ),
+        ("zip -TT 'rm x' -T a.zip f", "cmd:rm x"),
+        ("zip --unzip-command 'rm x' -T a.zip f", "cmd:rm x"),
+        ("zip -O .env a.zip f", "w:.env [-O .env]"),
+        ("rsync -e 'rm x' a b:", "cmd:rm x"),
+        ("rsync --rsh='rm x' a b:", "cmd:rm x"),
+        ("rsync --rsync-path='rm x' a b:", "cmd:rm x"),
+        ("rsync --files-from=.env a b", "r:.env [--files-from=.env]"),
+        (
+            "rsync --exclude-from=.env a b",
+            "r:.env [--exclude-from=.env]",
+        ),
+        (
+            "rsync --include-from=.env a b",
+            "r:.env [--include-from=.env]",
+        ),
+        (
+            "rsync --password-file=.env a b",
+            "r:.env [--password-file=.env]",
+        ),
+        ("rsync --read-batch=.env a", "r:.env [--read-batch=.env]"),
+        ("rsync --log-file=.env a b", "w:.env [--log-file=.env]"),
+        (
+            "rsync --write-batch=.env a b",
+            "w:.env [--write-batch=.env]",
+        ),
+        ("ssh -o ProxyCommand='rm x' host", "cmd:rm x"),
+        ("ssh -oLocalCommand='rm x' host", "cmd:rm x"),
+        ("ssh -o 'KnownHostsCommand rm x' host", "cmd:rm x"),
+        ("ssh -F cfg host", "cmd!-F cfg"),
+        ("ssh -E .env host", "w:.env [-E .env]"),
+        ("ssh host rm -rf /", "cmd:rm -rf /"),
+        ("ssh -p 22 host -l u rm x", "cmd:rm x"),
+        ("scp -S 'rm x' a b:", "cmd:rm x"),
+        ("scp -o ProxyCommand='rm x' a b:", "cmd:rm x"),
+        ("scp -F cfg a b:", "r:cfg [-F cfg]"),
+        ("sftp -D 'rm x' h", "cmd:rm x"),
+        ("sftp -b cmds h", "cmd!-b cmds"),
+        ("man -P 'rm x' ls", "cmd:rm x"),
+        ("man --pager='rm x' ls", "cmd:rm x"),
+        ("man -H'rm x' ls", "cmd:rm x"),
+        ("man --html='rm x' ls", "cmd:rm x"),
+        ("man -C cfg ls", "cmd!-C cfg"),
+        ("less '+!rm x' f", "cmd!+!rm x"),
+        ("less +v f", "cmd!+v"),
+        ("less -o .env f", "w:.env [-o .env]"),
+        ("less -O.env f", "w:.env [-O.env]"),
+        ("less --log-file=.env f", "w:.env [--log-file=.env]"),
+        ("less -k keys f", "cmd!-k keys"),
+        ("vim -c ':!rm x' f", "cmd!-c :!rm x"),
+        ("nvim --cmd 'call system(1)' f", "cmd!--cmd call system(1)"),
+        ("vim '+!rm x' f", "cmd!+!rm x"),
+        ("vi -S s.vim f", "r:s.vim [-S s.vim]"),
+        ("vim -u rc f", "cmd!-u rc"),
+        ("vim -s keys f", "cmd!-s keys"),
+        ("vim -w .env f", "w:.env [-w .env]"),
+        ("find . -fprint .env", "w:.env [-fprint .env]"),
+        ("find . -fprint0 .env", "w:.env [-fprint0 .env]"),
+        ("find . -fls .env", "w:.env [-fls .env]"),
+        ("find . -fprintf .env %p", "w:.env [-fprintf .env]"),
+        ("find -files0-from .env", "r:.env [-files0-from .env]"),
+        ("strace -o .env ls", "w:.env [-o .env]"),
+        ("script -O .env -c ls", "w:.env [-O .env]"),
+        ("at -f jobs now", "r:jobs [-f jobs]"),
+        // Scripts and operands.
+        ("sed -n '1e rm -rf ~' f", "cmd:rm -rf ~"),
+        ("sed 's/a/b/e' f", "cmd!s/a/b/e"),
+        ("sed 's/a/b/w .env' f", "w:.env [s/a/b/w .env]"),
+        ("sed '/k/W .env' f", "w:.env [/k/W .env]"),
+        ("sed -e 1r.env f", "r:.env [1r.env]"),
+        (
+            "sed --expression='1R .env' f",
+            "r:.env [--expression=1R .env]",
+        ),
+        ("sed -f s.sed f", "r:s.sed [-f s.sed]"),
+        ("sed -f s.sed f", "cmd!-f s.sed"),
+        ("sed \"s/$x/y/\" f", "cmd!s/$x/y/"),
+        ("sed 'k' f", "cmd!k"),
+        (
+            "awk 'BEGIN{system(\"rm x\")}'",
+            "cmd!BEGIN{system(\"rm x\")}",
+        ),
+        ("awk '{print | \"sh\"}' f", "cmd!{print | \"sh\"}"),
+        ("awk '{print > \".env\"}' f", "cmd!{print > \".env\"}"),
+        (
+            "gawk '{getline l < \".env\"}' f",
+            "cmd!{getline l < \".env\"}",
+        ),
+        ("awk -f p.awk f", "r:p.awk [-f p.awk]"),
+        ("awk -f p.awk f", "cmd!-f p.awk"),
+        ("gawk -e 'BEGIN{system(1)}'", "cmd!BEGIN{system(1)}"),
+        ("gawk -o.env 1 f", "w:.env [-o.env]"),
+        ("gawk --profile=.env 1 f", "w:.env [--profile=.env]"),
+        ("awk \"{print $x}\" f", "cmd!{print $x}"),
+        (
+            "dd if=~/.ssh/id_rsa of=out",
+            "r:~/.ssh/id_rsa [if=~/.ssh/id_rsa]",
+        ),
+        ("dd if=x of=.env", "w:.env [of=.env]"),
+        ("dd of=$f", "w!of=$f"),
+    ];
+    for (cmd, piece) in cases {
+        let got = show(cmd);
+        assert!(
+            got.iter().any(|p| p == piece),
+            "command {cmd:?}: want {piece:?} among {got:?}"
+        );
+    }
+}
+
+/// The same programs used harmlessly yield their own forms alone.
+#[test]
+fn programs_used_harmlessly_yield_nothing_more() {
+    for cmd in [
+        "git diff --stat",
+        "git diff --output-indicator-new=+ HEAD",
+        "git log -n 5 --oneline",
+        "git -c user.name=x -c core.fsmonitor=false commit -m x",
+        "git -c pager.diff=false diff",
+        "git commit -m '--output=x'",
+        "sort -n -k 2 f",
+        "sort -t, -k2 f",
+        "grep -e -f x",
+        "rg -e --pre x",
+        "tar -xf a.tar",
+        "tar --checkpoint=10 -xf a.tar",
+        "tar xvf a.tar",
+        "sed 's/a/e/' f",
+        "sed -n '/x/p;s/w/r/g' f",
+        "sed --sandbox '1e rm x' f",
+        "awk '$3 > 100 {print $1}' f",
+        "awk -F, '/a|b/ {print $2 / 2}' f",
+        "gawk --sandbox 'BEGIN{system(\"rm x\")}'",
+        "less +F f",
+        "less +/pattern f",
+        "vim +42 f",
+        "ssh -N -L 8080:localhost:80 host",
+        "ssh -o StrictHostKeyChecking=no host",
+        "dd if=/dev/zero of=/dev/null count=1",
+        "man ls",
+    ] {
+        let got = show(cmd);
+        assert!(
+            got.iter().skip(1).all(|p| p.starts_with("con:")),
+            "command {cmd:?}: {got:?}"
+        );
+    }
+    // The words of an `-exec` command are that command's.
+    check(
+        "find . -exec echo -fprint x \\;",
+        &["cmd:find . -exec echo -fprint x ;", "cmd:echo -fprint x"],
+    );
+}
+
+/// Wrappers that run a command the issue listed as unknown: their command
+/// is a subject, or an opaque piece when it is not in the text.
+#[test]
+fn more_wrappers() {
+    check(
+        "busybox rm -rf /",
+        &["cmd:busybox rm -rf /", "cmd:rm -rf /"],
+    );
+    check("toybox --list", &["cmd:toybox --list"]);
+    check(
+        "busybox --install -s /bin",
+        &[
+            "cmd:busybox --install -s /bin",
+            "cmd!busybox --install -s /bin",
+        ],
+    );
+    check("env - rm -rf /", &["cmd:env - rm -rf /", "cmd:rm -rf /"]);
+    check(
+        "env -S 'rm -rf /'",
+        &["cmd:env -S rm -rf /", "cmd!env -S rm -rf /"],
+    );
+    check("rbash -c 'rm x'", &["con:rbash -c rm x", "cmd:rm x"]);
+    check("chroot /x rm y", &["cmd:chroot /x rm y", "cmd:rm y"]);
+    check(
+        "strace -f -e trace=open rm x",
+        &["cmd:strace -f -e trace=open rm x", "cmd:rm x"],
+    );
+    check(
+        "strace -E LD_PRELOAD=x ls",
+        &[
+            "cmd:strace -E LD_PRELOAD=x ls",
+            "cmd!strace -E LD_PRELOAD=x ls",
+        ],
+    );
+    check(
+        "su -c 'rm -rf /' root",
+        &["cmd:su -c rm -rf / root", "cmd:rm -rf /"],
+    );
+    check(
+        "su - root -c 'rm x'",
+        &["cmd:su - root -c rm x", "cmd:rm x"],
+    );
+    check(
+        "su --command='rm x'",
+        &["cmd:su --command=rm x", "cmd:rm x"],
+    );
+    check("su root", &["cmd:su root"]);
+    check("su root <<< 'rm x'", &["cmd:su root", "cmd!su root"]);
+    check(
+        "script -q -c 'rm -rf /' /dev/null",
+        &["cmd:script -q -c rm -rf / /dev/null", "cmd:rm -rf /"],
+    );
+    check("at now <<< 'rm -rf /'", &["cmd:at now", "cmd!at now"]);
+    check(
+        "echo 'rm -rf /' | batch",
+        &["cmd:echo rm -rf /", "cmd:batch", "cmd!batch"],
+    );
+    check("at -l", &["cmd:at -l"]);
+    check(
+        "parallel -j4 rm ::: a b",
+        &["cmd:parallel -j4 rm ::: a b", "cmd:rm"],
+    );
+    check(
+        "parallel < cmds",
+        &["cmd:parallel", "cmd!parallel", "r:cmds [< cmds]"],
+    );
+    check(
+        "parallel --sshlogin h ls ::: a",
+        &[
+            "cmd:parallel --sshlogin h ls ::: a",
+            "cmd!parallel --sshlogin h ls ::: a",
+        ],
+    );
+    check(
+        "ssh host 'rm -rf ~'",
+        &["cmd:ssh host rm -rf ~", "cmd:rm -rf ~"],
+    );
+    check(
+        "ssh host \"$cmd\"",
+        &["cmd:ssh host $cmd", "cmd!ssh host $cmd"],
+    );
 }

@@ -3,8 +3,9 @@
 //! their name, their arguments and the variables that change what a
 //! program loads or runs, and every program bash ran must have a subject,
 //! carrying every such variable that reached it. Wrappers (`nice`,
-//! `timeout`, `env`, …) are the system's own, which run their command
-//! through the sandbox's `PATH`. Nothing real is removed and nothing
+//! `timeout`, `env`, …) and the programs that run a command through their
+//! arguments (`sed`, `awk`, `tar`) are the system's own, which run their
+//! command through the sandbox's `PATH`. Nothing real is removed and nothing
 //! reaches the network: `rm`, `curl` and the rest are the stand-in.
 //!
 //! Without `/bin/bash` the test prints a notice and passes.
@@ -37,9 +38,10 @@ const WATCHED: &[&str] = &[
 
 const STAND_INS: &[&str] = &["rm", "curl", "git", "ls", "cat", "npm"];
 
-/// The system programs linked into the sandbox, when they exist.
+/// The system programs linked into the sandbox, when they exist: wrappers,
+/// and programs that run a command through their arguments.
 const WRAPPERS: &[&str] = &[
-    "nice", "nohup", "timeout", "env", "stdbuf", "setsid", "xargs", "find",
+    "nice", "nohup", "timeout", "env", "stdbuf", "setsid", "xargs", "find", "sed", "awk", "tar",
 ];
 
 struct Sandbox {
@@ -257,6 +259,13 @@ const RUNS: &[(&str, &[&str])] = &[
     ("EDITOR=evil stdbuf -o0 git status", &["git"]),
     ("EDITOR=evil setsid -w git status", &["git"]),
     ("PAGER=evil bash -c 'bash -c \"git status | cat\"'", &["git", "cat"]),
+    // Class 6: programs that run a command through their arguments.
+    ("sed -n '1e rm -rf ~' src/payload.sh", &["rm"]),
+    ("sed -e 's/^/x/' -e '1e rm a' src/payload.sh", &["rm"]),
+    ("awk 'BEGIN { system(\"rm a\") }'", &["rm"]),
+    ("awk 'BEGIN { print \"x\" | \"rm a\" }'", &["rm"]),
+    ("tar -cf - src | tar -xf - --to-command='rm a'", &["rm"]),
+    ("tar -cf - src | tar xf - --to-command='rm a'", &["rm"]),
 ];
 
 /// Commands where bash runs no `rm`, and the splitter must not claim one.
@@ -271,6 +280,8 @@ const QUIET: &[&str] = &[
     "cat <<'E'\n$(rm a)\nE",
     "ls \"${x:-\\$(rm a)}\"",
     "printf '$(rm a)'",
+    "sed -n '/rm/p;s/rm/e/' src/payload.sh",
+    "awk '$1 > 1 { print \"rm\" }' src/payload.sh",
 ];
 
 #[test]
@@ -290,6 +301,9 @@ fn every_program_bash_runs_is_a_subject() {
             || cmd.contains("stdbuf") && !sbx.has("stdbuf")
             || cmd.contains("timeout") && !sbx.has("timeout")
             || cmd.contains("nice") && !sbx.has("nice")
+            || cmd.starts_with("sed") && !sbx.has("sed")
+            || cmd.starts_with("awk") && !sbx.has("awk")
+            || cmd.starts_with("tar") && !sbx.has("tar")
         {
             eprintln!("skipped (a wrapper is missing): {cmd:?}");
             continue;
