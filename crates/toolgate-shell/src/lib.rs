@@ -45,6 +45,7 @@ mod parse;
 mod subcommand;
 #[cfg(test)]
 mod tests;
+mod zsh;
 
 use serde_json::{Map, Value};
 use std::fmt;
