@@ -2389,6 +2389,18 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             (Some(b':'), _) => Quotes::LIVE,
             _ => outer,
         };
+        let mut rest = rest;
+        // `${x/pattern/replacement}`: zsh expands the replacement as
+        // double-quoted text inside double quotes and a here-document body,
+        // single quotes ordinary (bash keeps them), so from the `/` that
+        // ends the pattern it is read as the word of `-` is.
+        let mut pattern = op == Some(b'/');
+        if pattern {
+            self.pos = j + 1;
+            if matches!(self.peek(), Some(b'/' | b'#' | b'%')) {
+                self.pos += 1;
+            }
+        }
         loop {
             let Some(c) = self.peek() else {
                 return Err(self.unterminated("parameter expansion", start));
@@ -2396,6 +2408,15 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             if c == b'}' {
                 self.pos += 1;
                 return Ok(());
+            }
+            if pattern && c == b'/' {
+                self.pos += 1;
+                pattern = false;
+                rest = Quotes {
+                    dq: in_dq,
+                    sq_live: in_dq,
+                };
+                continue;
             }
             self.expansion_char(f, start, rest)?;
         }

@@ -230,6 +230,25 @@ mod tests {
     }
 
     #[test]
+    fn a_replacement_is_expanded_inside_double_quotes() {
+        assert_eq!(
+            show(r#"ls "${x/a/'$(rm a)'}""#),
+            ["cmd:rm a", "cmd:ls ${x/a/'$(rm a)'}"]
+        );
+        assert_eq!(
+            show("cat <<E\n${x//a/'$(rm a)'}\nE"),
+            ["cmd:cat", "cmd:rm a"]
+        );
+        // The pattern keeps its quotes in both shells, and so does an
+        // unquoted replacement.
+        assert_eq!(
+            show(r#"ls "${x/'$(rm a)'/b}""#),
+            ["cmd:ls ${x/'$(rm a)'/b}"]
+        );
+        assert_eq!(show("ls ${x/a/'$(rm a)'}"), ["cmd:ls ${x/a/'$(rm a)'}"]);
+    }
+
+    #[test]
     fn equals_expansion_makes_a_word_computed() {
         assert_eq!(show("=rm -rf x"), ["cmd!=rm -rf x"]);
         assert_eq!(show("echo x > =git"), ["cmd:echo x", "w!> =git"]);

@@ -11,6 +11,8 @@
 //! * [`rubric`] and [`authensor`]: generated Rubric bundles and Authensor
 //!   policies with their requests and envelopes.
 //! * [`brush`]: the shell splitter against brush-parser.
+//! * [`real_shell`]: the shell splitter against bash and zsh themselves,
+//!   run in a sandbox of stand-in programs.
 //! * [`reseal`]: rewrites an artifact's checksums after damage made on
 //!   purpose, so that the damage reaches the structural checks.
 //!
@@ -30,6 +32,7 @@
 pub mod agentpolicy;
 pub mod authensor;
 pub mod brush;
+pub mod real_shell;
 pub mod reseal;
 pub mod rubric;
 pub mod workload;
