@@ -2319,7 +2319,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// `${ … }` from `pos` through its closing brace. A plain `{` inside
     /// does not nest, as in bash (`${x:-{a}b}` is `{ab}`, and `${{}` ends at
     /// its first `}`, so a newline after it starts the next command); a
-    /// nested `${ … }` is read whole by [`Self::expansion_char`].
+    /// nested `${ … }` is read whole by [`Self::expansion_char`]. A head
+    /// bash does not know (`${(e)x}`, `${~x}`) is refused: zsh reads it
+    /// otherwise ([`super::zsh::is_bash_param_start`]).
     ///
     /// Where the expansion ends is found as bash's reader finds it, with
     /// single quotes quoting; what runs is decided as bash expands it. A

@@ -48,10 +48,13 @@ pub(super) fn amp_bang() -> ShellError {
 /// Whether `c`, the byte after `${` (and after a `#` or `!` there), may
 /// start a parameter bash knows. zsh reads more (`${(e)…}` evaluates the
 /// value, `${~x}` globs it, `${${x}}` nests); bash refuses them all as a
-/// bad substitution.
+/// bad substitution. A `{` is let through: both shells refuse `${{…}` when
+/// they expand it (zsh 5.9: "bad substitution"), and where zsh's reader
+/// ends it, nesting the braces, is never before bash's first `}`, so zsh
+/// only takes in text bash reads as code, whose commands are subjects.
 pub(super) fn is_bash_param_start(c: Option<u8>) -> bool {
     match c {
-        Some(c) => c.is_ascii_alphanumeric() || c == b'_' || b"@*#?-$!}".contains(&c),
+        Some(c) => c.is_ascii_alphanumeric() || c == b'_' || b"@*#?-$!}{".contains(&c),
         None => true,
     }
 }
@@ -64,10 +67,12 @@ pub(super) fn is_nested_after_dollar(c: Option<u8>) -> bool {
 
 /// A `${` whose head bash does not know.
 pub(super) fn braced_head(text: &str) -> ShellError {
-    refuse(
-        text,
-        "is a zsh parameter expansion (flags such as `(e)` run code, `~` globs the value)",
-        "bash reports a bad substitution there, so write the expansion bash's way",
+    ShellError::new(
+        ErrorKind::Syntax,
+        format!(
+            "`{}` is not a parameter expansion bash reads (it reports a bad substitution), and zsh may read one whose flags run code (`${{(e)…}}`); write the expansion bash's way",
+            snippet(text)
+        ),
     )
 }
 
@@ -171,7 +176,7 @@ mod tests {
     fn zsh_parameter_expansions_are_refused() {
         refused(
             "echo ${(e):-'$(rm -rf ~)'}",
-            "`${(e):-'$(rm -rf ~)'}` is a zsh",
+            "`${(e):-'$(rm -rf ~)'}` is not a parameter expansion bash reads",
         );
         for c in [
             "echo ${~x}",
@@ -184,7 +189,7 @@ mod tests {
             "echo ${#(e)x}",
             "cat <<E\n${(e)x}\nE",
         ] {
-            refused(c, "is a zsh parameter expansion");
+            refused(c, "is not a parameter expansion bash reads");
         }
         for c in [
             "echo $~x",
@@ -195,6 +200,9 @@ mod tests {
         ] {
             refused(c, "is a zsh expansion of the parameter");
         }
+        // `${{` is read as bash reads it, to its first `}`: zsh nests the
+        // braces, so it reads no less of the line as the expansion.
+        assert_eq!(show("x${{}\nrm -rf /"), ["cmd!x${{}", "cmd:rm -rf /"]);
         // bash's own forms read as before.
         assert_eq!(
             show("echo ${#x} ${!x} ${#} ${x:-y} $# $- $= $~"),

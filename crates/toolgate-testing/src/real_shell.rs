@@ -16,6 +16,7 @@
 //! reached it, and every file it wrote a redirect subject, unless the
 //! splitter refused the line.
 
+use crate::workload::Rng;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -183,12 +184,21 @@ impl Sandbox {
         std::fs::write(work.join("src/payload.sh"), "rm -rf ~ from-bash-env\n").unwrap();
     }
 
-    /// Runs `cmd` under `shell` and returns what it did.
+    /// Runs `cmd` under `shell` and returns what it did. The shell runs in
+    /// a process group of its own, which is killed when the shell exits or
+    /// at the timeout, so that nothing it left in the background runs on;
+    /// each run logs to a file of its own, so that nothing an earlier run
+    /// left could write into this one's.
     pub fn run(&self, shell: &Shell, cmd: &str) -> Outcome {
+        use std::os::unix::process::CommandExt;
+        static RUN: AtomicUsize = AtomicUsize::new(0);
         self.reset();
-        let log = self.root.join("log");
+        let log = self
+            .root
+            .join(format!("log-{}", RUN.fetch_add(1, Ordering::Relaxed)));
         std::fs::write(&log, "").unwrap();
         let mut child = Command::new(&shell.path)
+            .process_group(0)
             .args(shell.args)
             .arg(cmd)
             .env_clear()
@@ -208,18 +218,19 @@ impl Sandbox {
                 break;
             }
             if Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
                 timed_out = true;
                 break;
             }
-            std::thread::sleep(Duration::from_millis(2));
+            std::thread::sleep(Duration::from_millis(1));
         }
+        kill_group(child.id());
+        let _ = child.wait();
         let runs = std::fs::read_to_string(&log)
             .unwrap_or_default()
             .lines()
             .map(Run::parse)
             .collect();
+        let _ = std::fs::remove_file(&log);
         let mut written = Vec::new();
         files(&self.work(), "", &mut written);
         written.retain(|f| f != "src/payload.sh");
@@ -241,6 +252,19 @@ impl Default for Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Kills the process group `pgid` (std has no call for it; `kill` does).
+fn kill_group(pgid: u32) {
+    for kill in ["/bin/kill", "/usr/bin/kill"] {
+        if Path::new(kill).exists() {
+            let _ = Command::new(kill)
+                .args(["-KILL", "--", &format!("-{pgid}")])
+                .stderr(Stdio::null())
+                .status();
+            return;
+        }
     }
 }
 
@@ -270,6 +294,8 @@ pub struct Run {
     pub program: String,
     /// The watched variables that reached it.
     pub vars: Vec<String>,
+    /// Whether it ran with no argument.
+    pub bare: bool,
 }
 
 impl Run {
@@ -280,7 +306,11 @@ impl Run {
             .skip(1)
             .filter_map(|v| v.split_once('=').map(|(n, _)| n.to_string()))
             .collect();
-        Run { program, vars }
+        Run {
+            bare: !line.contains(' '),
+            program,
+            vars,
+        }
     }
 }
 
@@ -324,11 +354,9 @@ pub fn covered(cmd: &str, pieces: &[Piece], run: &Run) -> bool {
         let Some(v) = p.value() else {
             return true;
         };
-        if named {
-            runs(v, &run.program, &vars)
-        } else {
-            !vars.is_empty() && carries(v, &vars)
-        }
+        // A program spelt another way (`r''m`, `$'\x72m'`) is named by
+        // its piece's value.
+        runs(v, &run.program, &vars) || (!named && !vars.is_empty() && carries(v, &vars))
     })
 }
 
@@ -352,8 +380,14 @@ pub fn claims(pieces: &[Piece], program: &str) -> bool {
 /// What `shell` did running `cmd` that no piece covers, one line each.
 pub fn uncovered(shell: &Shell, cmd: &str, pieces: &[Piece], did: &Outcome) -> Vec<String> {
     let mut out = Vec::new();
+    // A command of redirects alone makes zsh run `$NULLCMD` (`cat`) with
+    // them; the redirects are its subjects.
+    let redirects = pieces
+        .iter()
+        .any(|p| matches!(p.kind, Kind::Write | Kind::Read));
     for r in &did.runs {
-        if !covered(cmd, pieces, r) {
+        let nullcmd = shell.name == "zsh" && r.program == "cat" && r.bare && redirects;
+        if !nullcmd && !covered(cmd, pieces, r) {
             out.push(format!(
                 "{cmd:?}: {} ran {r:?}, and no subject has it: {pieces:?}",
                 shell.name
@@ -369,4 +403,150 @@ pub fn uncovered(shell: &Shell, cmd: &str, pieces: &[Piece], did: &Outcome) -> V
         }
     }
     out
+}
+
+/// Programs of the generated lines: stand-ins and builtins only, never a
+/// path, so that a generated line cannot run a real program.
+const Z_PROGRAMS: &[&str] = &[
+    "rm",
+    "ls",
+    "cat",
+    "git",
+    "curl",
+    "npm",
+    "echo",
+    "true",
+    ":",
+    "r''m",
+    "\\rm",
+    "=rm",
+    "repeat 2 rm",
+    "- rm",
+    "noglob rm",
+    "nocorrect ls",
+    "command rm",
+    "builtin echo",
+];
+
+/// Words of the generated lines: where bash and zsh read a word
+/// differently (flags, bare subscripts, `=` expansion, glob qualifiers,
+/// replacements inside double quotes), and plain ones.
+const Z_WORDS: &[&str] = &[
+    "x",
+    "'a b'",
+    "$x",
+    "${x}",
+    "${(e)x}",
+    "${(e):-'$(rm e)'}",
+    "${~x}",
+    "$~x",
+    "$=x",
+    "$^x",
+    "$+x",
+    "${+x}",
+    "$a['$(rm s)']",
+    "\"$a['$(rm s)']\"",
+    "$#a['$(rm s)']",
+    "$a[1]",
+    "${a[1]}['$(rm s)']",
+    "=ls",
+    "==",
+    "*(e:rm:)",
+    "f(+rm)",
+    "\"${x/a/'$(rm r)'}\"",
+    "${x/a/'$(rm r)'}",
+    "\"${x:-'$(rm d)'}\"",
+    "${x:-'$(rm d)'}",
+    "$(( '$(rm m)' ))",
+    "'$(rm q)'",
+    "$(rm c)",
+    "{a,b}",
+    "}",
+    "{",
+    "'}'",
+    "!",
+    "#x",
+    "a#b",
+    "^x",
+    "x~y",
+    "**/f",
+];
+
+const Z_REDIRECTS: &[&str] = &[
+    "> f",
+    ">! g",
+    ">>! h",
+    ">| i",
+    "&>! j",
+    ">&! k",
+    "> '!'",
+    "2>&1",
+    "< /dev/null",
+    "> =rm",
+    "<<< x",
+];
+
+const Z_SEPARATORS: &[&str] = &[
+    "; ", " && ", " || ", " | ", " & ", " &! ", " &!", "\n", " &| ",
+];
+
+/// A simple command of the vocabulary above.
+fn z_simple(rng: &mut Rng) -> String {
+    let mut s = String::new();
+    if rng.below(5) == 0 {
+        s.push_str("x=a ");
+    }
+    s.push_str(rng.pick_str(Z_PROGRAMS));
+    for _ in 0..rng.below(4) {
+        s.push(' ');
+        if rng.below(5) == 0 {
+            s.push_str(rng.pick_str(Z_REDIRECTS));
+        } else {
+            s.push_str(rng.pick_str(Z_WORDS));
+        }
+    }
+    s
+}
+
+/// A command: simple, or one of the compound forms both shells have, or a
+/// form only zsh has (short loops, `always`, `{ … }` without `;`).
+fn z_command(rng: &mut Rng, depth: u32) -> String {
+    if depth == 0 {
+        return z_simple(rng);
+    }
+    let d = depth - 1;
+    match rng.below(12) {
+        0 => format!("{{ {}; }}", z_list(rng, d)),
+        1 => format!("{{ {} }}", z_list(rng, d)),
+        2 => format!("{{ {} }} always {{ {} }}", z_list(rng, d), z_list(rng, d)),
+        3 => format!("for v in a b; do {}; done", z_list(rng, d)),
+        4 => format!("for v (a b) {}", z_simple(rng)),
+        5 => format!("if [[ -n x ]] {}", z_simple(rng)),
+        6 => format!("( {} )", z_list(rng, d)),
+        7 => format!("echo $({})", z_list(rng, d)),
+        8 => format!("cat <<E\n{}\nE", rng.pick_str(Z_WORDS)),
+        9 => format!("zsh -c '{}'", z_simple(rng).replace('\'', "")),
+        _ => z_simple(rng),
+    }
+}
+
+fn z_list(rng: &mut Rng, depth: u32) -> String {
+    let mut s = z_command(rng, depth);
+    for _ in 0..rng.below(3) {
+        s.push_str(rng.pick_str(Z_SEPARATORS));
+        s.push_str(&z_command(rng, depth));
+    }
+    s
+}
+
+/// A line mixing the constructs bash and zsh read differently, from a
+/// vocabulary whose programs are the sandbox's stand-ins and builtins:
+/// safe to run under [`Sandbox::run`], which is why the real shells are
+/// only ever given generated lines, never a fuzzer's bytes (those could
+/// name `/bin/rm` itself).
+pub fn zsh_line(rng: &mut Rng) -> String {
+    let depth = rng.below(3) as u32;
+    let mut s = String::from("a=(1 2); : > f; ");
+    s.push_str(&z_list(rng, depth));
+    s
 }

@@ -16,7 +16,8 @@
 )]
 
 use toolgate::shell::{split_command, ShellConfig};
-use toolgate_testing::real_shell::{self, claims, uncovered, Sandbox, Shell};
+use toolgate_testing::real_shell::{self, claims, uncovered, zsh_line, Sandbox, Shell};
+use toolgate_testing::workload::Rng;
 
 /// (command, the programs bash must run for the case to test anything).
 const RUNS: &[(&str, &[&str])] = &[
@@ -270,6 +271,39 @@ fn whatever_either_shell_runs_or_writes_is_a_subject() {
     eprintln!(
         "{compared} runs compared ({}), {refused} commands refused by the splitter",
         shells.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Generated lines mixing the constructs the two shells read differently
+/// (`real_shell::zsh_line`, the fuzz target's generator too), each the
+/// splitter accepts run under both shells.
+#[test]
+fn generated_lines_agree_with_both_shells() {
+    let shells = shells();
+    if shells.is_empty() {
+        return;
+    }
+    let mut sbx = Sandbox::new();
+    sbx.timeout = std::time::Duration::from_secs(2);
+    let cfg = ShellConfig::default();
+    let mut failures = Vec::new();
+    let (mut accepted, mut refused) = (0, 0);
+    for seed in 0..400 {
+        let cmd = zsh_line(&mut Rng::new(seed));
+        let Ok(pieces) = split_command(&cmd, &cfg) else {
+            refused += 1;
+            continue;
+        };
+        accepted += 1;
+        for sh in &shells {
+            failures.extend(uncovered(sh, &cmd, &pieces, &sbx.run(sh, &cmd)));
+        }
+    }
+    eprintln!("{accepted} generated lines run under each shell, {refused} refused");
+    assert!(
+        accepted > 0,
+        "the generator wrote no line the splitter accepts"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
