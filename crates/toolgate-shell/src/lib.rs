@@ -20,7 +20,10 @@
 //! through wrappers and nested shells, and emits the forms deny rules see
 //! beside the one allow rules must match; for programs whose rules name a
 //! subcommand (`git push`, `npm publish`), `subcommand` holds the table of
-//! their global options and gives the readings without them.
+//! their global options and gives the readings without them. The line may
+//! run under zsh as well as bash (Claude Code runs the user's shell):
+//! `zsh` holds what the reader refuses because the two shells read it
+//! differently, and says why.
 //!
 //! Nothing here panics, loops without consuming input, or grows without a
 //! bound: the length, the number of subjects and the depth of nesting are
