@@ -1393,11 +1393,17 @@ fn home() -> Option<String> {
     std::env::var("HOME").ok().filter(|h| h.starts_with('/'))
 }
 
-/// The built-in registry with the `path` kind told the home directory.
+/// The built-in registry with the `path` and `path-reach` kinds told the home
+/// directory.
 fn registry() -> toolgate::Registry {
     let mut r = toolgate::builtins::registry();
     if let Some(h) = home() {
-        r.add_kind(std::sync::Arc::new(toolgate::kinds::PathKind::with_home(h)));
+        r.add_kind(std::sync::Arc::new(toolgate::kinds::PathKind::with_home(
+            h.clone(),
+        )));
+        r.add_kind(std::sync::Arc::new(
+            toolgate::kinds::PathReachKind::with_home(h),
+        ));
     }
     r
 }

@@ -571,6 +571,18 @@ impl Parser<'_, '_, '_> {
         };
         self.emit_forms(a, prog, b, own)?;
         self.evaluated_args(prog, b)?;
+        let name = basename(self.v(prog)).to_string();
+        if matches!(name.as_str(), "cd" | "pushd" | "popd") {
+            let args: Vec<Word> = (prog + 1..b).map(|i| self.w(i)).collect();
+            let in_loop = self.out.loops > 0;
+            self.out.change_dir(&name, &args, in_loop);
+        }
+        let fed = self.out.fed > 0;
+        if self.out.cfg.file_operands {
+            let text = self.shown(a, b);
+            self.out.operands((&name, &text), prog, b, fed)?;
+        }
+        let feeds = name == "xargs";
         match plan {
             Plan::Plain => Ok(()),
             Plan::Opaque(why) => {
@@ -582,7 +594,13 @@ impl Parser<'_, '_, '_> {
                 end,
                 by_value,
                 ..
-            } => self.wrapped_command((a, prog), start, end, by_value, stdin_fed),
+            } => {
+                // `xargs` gives the command operands read at run time.
+                self.out.fed += u32::from(feeds);
+                let r = self.wrapped_command((a, prog), start, end, by_value, stdin_fed);
+                self.out.fed -= u32::from(feeds);
+                r
+            }
             Plan::Inners(list) => {
                 for (start, end) in list {
                     self.wrapped_command((a, prog), start, end, false, stdin_fed)?;

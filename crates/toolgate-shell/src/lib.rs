@@ -20,10 +20,12 @@
 //! through wrappers and nested shells, and emits the forms deny rules see
 //! beside the one allow rules must match; for programs whose rules name a
 //! subcommand (`git push`, `npm publish`), `subcommand` holds the table of
-//! their global options and gives the readings without them. The line may
-//! run under zsh as well as bash (Claude Code runs the user's shell):
-//! `zsh` holds what the reader refuses because the two shells read it
-//! differently, and says why.
+//! their global options and gives the readings without them. `files` makes
+//! the operands of programs that read or write files into pieces of the
+//! file tools and follows `cd`, so relative paths resolve where the
+//! command runs. The line may run under zsh as well as bash (Claude Code
+//! runs the user's shell): `zsh` holds what the reader refuses because the
+//! two shells read it differently, and says why.
 //!
 //! Nothing here panics, loops without consuming input, or grows without a
 //! bound: the length, the number of subjects and the depth of nesting are
@@ -44,6 +46,7 @@
 )]
 
 mod analyse;
+mod files;
 mod parse;
 mod subcommand;
 #[cfg(test)]
@@ -90,6 +93,17 @@ pub struct ShellConfig {
     /// The member a redirect subject carries its target in (`path`): the
     /// field the file tools' matchers read.
     pub redirect_field: String,
+    /// Whether the operands of the programs that read or write files
+    /// ([`READS`], [`WRITES`]: `cat .env`, `rm x`) are pieces of the file
+    /// tools too, checked against their deny and ask rules (off).
+    pub file_operands: bool,
+    /// The tool a file the command names only as a pattern (`cat *.env`,
+    /// `grep -r x ~`, `cat $f`) is read through: its deny and ask rules
+    /// say whether they could match one of the files (`path-reach`).
+    /// `None` leaves such reads unchecked.
+    pub reach_read: Option<String>,
+    /// As [`ShellConfig::reach_read`], for files written.
+    pub reach_write: Option<String>,
     /// The longest command analysed, in bytes (10,000); a longer one is an
     /// error.
     pub max_len: usize,
@@ -131,6 +145,9 @@ impl Default for ShellConfig {
             redirect_write: Some("edit".into()),
             redirect_read: Some("read".into()),
             redirect_field: "path".into(),
+            file_operands: false,
+            reach_read: None,
+            reach_write: None,
             max_len: 10_000,
             max_subjects: 64,
             max_depth: 50,
@@ -235,7 +252,15 @@ pub enum Kind {
     /// The target of an input redirect, decided against the file-reading
     /// tool.
     Read,
+    /// A file a program reads as its operand (`cat .env`): decided against
+    /// the file-reading tool's deny and ask rules only.
+    ReadOperand,
+    /// A file a program writes or removes as its operand (`rm x`): decided
+    /// against the file-writing tool's deny and ask rules only.
+    WriteOperand,
 }
+
+pub use files::{MAX_OPERANDS, READS, WRITES};
 
 /// What a piece's matchers read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -247,6 +272,8 @@ enum Form {
     /// Nothing: the construct could not be analysed, so no specifier can
     /// match it and only a bare rule or the default decides it.
     Opaque(String),
+    /// The files a pattern names (spec/shell.md §5.1), for the reach tool.
+    Pattern(String),
 }
 
 /// One thing a command line is decided on.
@@ -288,13 +315,32 @@ impl Piece {
         }
     }
 
-    /// What the matchers read: the command form, or the redirect's path.
-    /// `None` for a piece that could not be analysed.
+    pub(crate) fn of_pattern(kind: Kind, text: String, query: String) -> Piece {
+        Piece {
+            kind,
+            text,
+            form: Form::Pattern(query),
+        }
+    }
+
+    /// What the matchers read: the command form, or the file's path.
+    /// `None` for a piece that could not be analysed or names its files by
+    /// a pattern.
     pub fn value(&self) -> Option<&str> {
         match &self.form {
             Form::Text => Some(&self.text),
             Form::Own(v) => Some(v),
-            Form::Opaque(_) => None,
+            Form::Opaque(_) | Form::Pattern(_) => None,
+        }
+    }
+
+    /// The pattern naming a file piece's files, when the line names them
+    /// only so: `~/.ss?/id_rsa`, `src/**` for a tree read recursively,
+    /// `//**` for a value known only when the line runs.
+    pub fn pattern(&self) -> Option<&str> {
+        match &self.form {
+            Form::Pattern(q) => Some(q),
+            _ => None,
         }
     }
 
@@ -420,16 +466,30 @@ impl ShellSplitter {
         &self.cfg
     }
 
-    fn subject(&self, p: Piece) -> Subject {
-        let (target, field) = match p.kind {
-            Kind::Command | Kind::Constraint => (None, self.cfg.field.as_str()),
-            Kind::Write => (
-                self.cfg.redirect_write.clone(),
-                self.cfg.redirect_field.as_str(),
+    fn subject(&self, p: Piece) -> Option<Subject> {
+        let cfg = &self.cfg;
+        let (target, field, constrain) = match (p.kind, &p.form) {
+            (Kind::Command, _) => (None, cfg.field.as_str(), false),
+            (Kind::Constraint, _) => (None, cfg.field.as_str(), true),
+            (Kind::Write | Kind::WriteOperand, Form::Pattern(_)) => (
+                Some(cfg.reach_write.clone()?),
+                cfg.redirect_field.as_str(),
+                true,
             ),
-            Kind::Read => (
-                self.cfg.redirect_read.clone(),
-                self.cfg.redirect_field.as_str(),
+            (Kind::Read | Kind::ReadOperand, Form::Pattern(_)) => (
+                Some(cfg.reach_read.clone()?),
+                cfg.redirect_field.as_str(),
+                true,
+            ),
+            (Kind::Write | Kind::WriteOperand, _) => (
+                Some(cfg.redirect_write.clone()?),
+                cfg.redirect_field.as_str(),
+                p.kind == Kind::WriteOperand,
+            ),
+            (Kind::Read | Kind::ReadOperand, _) => (
+                Some(cfg.redirect_read.clone()?),
+                cfg.redirect_field.as_str(),
+                p.kind == Kind::ReadOperand,
             ),
         };
         let mut m = Map::new();
@@ -439,19 +499,19 @@ impl ShellSplitter {
                     m.insert("unanalysed".into(), Value::String(why.clone()));
                 }
             }
-            Form::Own(v) => {
+            Form::Own(v) | Form::Pattern(v) => {
                 m.insert(field.into(), Value::String(v.clone()));
             }
             Form::Text => {
                 m.insert(field.into(), Value::String(p.text.clone()));
             }
         }
-        Subject {
+        Some(Subject {
             args: Args::from_value(Value::Object(m)),
             tool: target,
             text: p.text,
-            constrain: p.kind == Kind::Constraint,
-        }
+            constrain,
+        })
     }
 }
 
@@ -461,14 +521,6 @@ impl Splitter for ShellSplitter {
             return Ok(vec![Subject::new(args.clone(), "")]);
         };
         let pieces = split_command(command, &self.cfg).map_err(|e| SplitError::new(e.message))?;
-        Ok(pieces
-            .into_iter()
-            .filter(|p| match p.kind {
-                Kind::Write => self.cfg.redirect_write.is_some(),
-                Kind::Read => self.cfg.redirect_read.is_some(),
-                _ => true,
-            })
-            .map(|p| self.subject(p))
-            .collect())
+        Ok(pieces.into_iter().filter_map(|p| self.subject(p)).collect())
     }
 }

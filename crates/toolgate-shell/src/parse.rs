@@ -144,6 +144,18 @@ pub(super) struct Out<'c> {
     /// before the program that runs it (`FOO=1 bash -c '…'`), which every
     /// command of the script inherits.
     pub env: Vec<Word>,
+    /// The working directories the line could be in, relative to the
+    /// call's (`""` for it, `None` for one known only when the line
+    /// runs): `files` resolves relative file pieces against each.
+    pub dirs: Vec<Option<String>>,
+    /// How many loop bodies and function bodies enclose what is read: a
+    /// relative `cd` there may run any number of times.
+    pub loops: u32,
+    /// How many programs that add operands at run time (`xargs`) enclose
+    /// the command being analysed.
+    pub fed: u32,
+    /// Operand pieces so far, against `files::MAX_OPERANDS`.
+    pub operands: usize,
 }
 
 impl Out<'_> {
@@ -156,8 +168,36 @@ impl Out<'_> {
     }
 
     /// Adds a piece, counting it against the limit unless it is a
-    /// constraint form.
+    /// constraint form; a file piece relative to a directory `cd` may have
+    /// left is added once per directory the line could be in.
     pub fn push(&mut self, p: Piece) -> Res<()> {
+        if self.moves(&p) {
+            for q in self.resolved(&p) {
+                self.push_one(q)?;
+            }
+            return Ok(());
+        }
+        self.push_one(p)
+    }
+
+    fn push_one(&mut self, p: Piece) -> Res<()> {
+        if matches!(p.kind, Kind::ReadOperand | Kind::WriteOperand) {
+            // The same file read twice is one subject, whichever command
+            // reads it.
+            if self
+                .pieces
+                .iter()
+                .any(|q| q.kind == p.kind && q.form == p.form)
+            {
+                return Ok(());
+            }
+            self.operands += 1;
+            if self.operands > super::files::MAX_OPERANDS {
+                return Err(super::files::too_many());
+            }
+            self.pieces.push(p);
+            return Ok(());
+        }
         if p.kind != Kind::Constraint {
             self.units += 1;
             if self.units > self.cfg.max_subjects {
@@ -760,7 +800,11 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             // about; anything else is the parser's, so there is no need to
             // read further.
             let w = cmd.get(i0..i)?;
-            if quoted || !w.bytes().all(is_quick_name) || is_special_program(w) {
+            if quoted
+                || !w.bytes().all(is_quick_name)
+                || is_special_program(w)
+                || super::files::touches_files(w, cfg.file_operands)
+            {
                 return None;
             }
             sub_prog = super::subcommand::program(w).is_some();
@@ -789,6 +833,10 @@ pub(super) fn split(cmd: &str, cfg: &ShellConfig) -> Res<Vec<Piece>> {
         words: Vec::with_capacity(16),
         redirs: Vec::new(),
         env: Vec::new(),
+        dirs: vec![Some(String::new())],
+        loops: 0,
+        fed: 0,
+        operands: 0,
     };
     Parser::new(cmd, &mut out).program()?;
     if out.pieces.is_empty() {
@@ -1297,15 +1345,18 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 }
                 Some((Rw::While | Rw::Until, e)) => {
                     self.pos = e;
-                    self.list(S_DO)?;
-                    self.expect_reserved(Rw::Do)?;
-                    self.list(S_DONE)?;
-                    self.expect_reserved(Rw::Done)?;
+                    self.out.loops += 1;
+                    let r = self.while_body();
+                    self.out.loops -= 1;
+                    r?;
                     self.compound_redirects()
                 }
                 Some((Rw::For | Rw::Select, e)) => {
                     self.pos = e;
-                    self.for_clause()?;
+                    self.out.loops += 1;
+                    let r = self.for_clause();
+                    self.out.loops -= 1;
+                    r?;
                     self.compound_redirects()
                 }
                 Some((Rw::Case, e)) => {
@@ -1383,7 +1434,19 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         if !self.at_compound() {
             return Err(self.unexpected_expecting("{"));
         }
-        self.command(false)
+        // A function may be called any number of times, from anywhere.
+        self.out.loops += 1;
+        let r = self.command(false);
+        self.out.loops -= 1;
+        r
+    }
+
+    /// `while` or `until` after the keyword: the condition and the body.
+    fn while_body(&mut self) -> Res<()> {
+        self.list(S_DO)?;
+        self.expect_reserved(Rw::Do)?;
+        self.list(S_DONE)?;
+        self.expect_reserved(Rw::Done)
     }
 
     fn if_clause(&mut self) -> Res<()> {

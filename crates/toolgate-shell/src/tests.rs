@@ -19,12 +19,147 @@ fn render(p: &Piece) -> String {
         Kind::Constraint => "con",
         Kind::Write => "w",
         Kind::Read => "r",
+        Kind::ReadOperand => "ro",
+        Kind::WriteOperand => "wo",
     };
+    if let Some(q) = p.pattern() {
+        return format!("{k}~{q}");
+    }
     match p.value() {
         Some(v) if v == p.text => format!("{k}:{v}"),
         Some(v) => format!("{k}:{v} [{}]", p.text),
         None => format!("{k}!{}", p.text),
     }
+}
+
+/// The file pieces of `cmd` split with file operands on: `ro:`/`wo:` and
+/// `r:`/`w:` with the path, `~` with the pattern, `!` when opaque.
+fn files(cmd: &str) -> Vec<String> {
+    let cfg = ShellConfig {
+        file_operands: true,
+        reach_read: Some("reach".into()),
+        reach_write: Some("reach".into()),
+        ..ShellConfig::default()
+    };
+    match split_command(cmd, &cfg) {
+        Ok(ps) => ps
+            .iter()
+            .filter(|p| !matches!(p.kind, Kind::Command | Kind::Constraint))
+            .map(|p| {
+                let k = match p.kind {
+                    Kind::Read => "r",
+                    Kind::Write => "w",
+                    Kind::ReadOperand => "ro",
+                    _ => "wo",
+                };
+                match (p.pattern(), p.value()) {
+                    (Some(q), _) => format!("{k}~{q}"),
+                    (None, Some(v)) => format!("{k}:{v}"),
+                    (None, None) => format!("{k}!"),
+                }
+            })
+            .collect(),
+        Err(e) => vec![format!("ERR {:?}: {}", e.kind, e.message)],
+    }
+}
+
+#[track_caller]
+fn check_files(cmd: &str, want: &[&str]) {
+    assert_eq!(files(cmd), want, "command {cmd:?}");
+}
+
+#[test]
+fn file_operands() {
+    // Off by default: the generic splitter has none.
+    check("cat .env", &["cmd:cat .env"]);
+    check_files("cat -n .env", &["ro:.env"]);
+    check_files("FOO=1 /bin/rm -rf -- -x", &["wo~-x/**", "wo:-x"]);
+    check_files("cp a b", &["ro:a", "wo:a", "ro:b", "wo:b"]);
+    check_files(
+        "sed -i s/a/b/ f",
+        &["ro:s/a/b/", "wo:s/a/b/", "ro:f", "wo:f"],
+    );
+    check_files("python x.py", &[]);
+    check_files("cat 'a b' \"c d\"", &["ro:a b", "ro:c d"]);
+    // The home directory, however it is written.
+    check_files("cat $HOME/.ssh/id_rsa", &["ro:~/.ssh/id_rsa"]);
+    check_files("cat \"${HOME}/.ssh/id_rsa\"", &["ro:~/.ssh/id_rsa"]);
+    check_files("cat ${HOME%/}/.ssh/id_rsa", &["ro:~/.ssh/id_rsa"]);
+    check_files("cat ${HOME%%/}/x", &["ro:~/x"]);
+    check_files("cat $HOMEDIR/x", &["ro~//**"]);
+    check_files("cat $HOME$X/x", &["ro~//**"]);
+    // Patterns: globs as written; values known only when the line runs,
+    // brace expansions, `~user` and `{}` name anything.
+    check_files("cat ~/.ss?/id_rsa", &["ro~~/.ss?/id_rsa"]);
+    check_files("cat src/*.rs", &["ro~src/*.rs"]);
+    check_files("cat $(echo .env)", &["ro~//**"]);
+    check_files("cat `echo .env`", &["ro~//**"]);
+    check_files("cat \"$f\"", &["ro~//**"]);
+    check_files("cat .e{n,x}v", &["ro~//**"]);
+    check_files("cat ~root/x", &["ro~//**"]);
+    check_files("find . -exec cat {} +", &["ro~//**"]);
+    check_files("find . | xargs cat", &["ro~//**"]);
+    check_files("find . | xargs -0 nice cat -n", &["ro~//**"]);
+    // Trees read recursively.
+    check_files("grep -r KEY ~", &["ro~KEY/**", "ro:KEY", "ro~~/**", "ro:~"]);
+    check_files(
+        "grep -rn KEY src/*",
+        &["ro~KEY/**", "ro:KEY", "ro~src/*/**"],
+    );
+    check_files("rm -rf build", &["wo~build/**", "wo:build"]);
+    check_files("rg KEY", &["ro~KEY/**", "ro:KEY"]);
+    // Repeated operands are one piece.
+    check_files("cat a a; cat a", &["ro:a"]);
+}
+
+#[test]
+fn file_operands_are_capped() {
+    let line = format!(
+        "cat {}",
+        (0..300)
+            .map(|i| format!("f{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    assert_eq!(files(&line).len(), 1);
+    assert!(files(&line)[0].starts_with("ERR TooManySubjects"));
+}
+
+#[test]
+fn working_directory() {
+    check_files("cd src && cat ../.env", &["ro:../.env", "ro:src/../.env"]);
+    check_files(
+        "cd ~/.ssh && cat id_rsa",
+        &["ro:id_rsa", "ro:~/.ssh/id_rsa"],
+    );
+    check_files("cd && cat .ssh/k", &["ro:.ssh/k", "ro:~/.ssh/k"]);
+    check_files("cd /etc; cat < shadow", &["r:shadow", "r:/etc/shadow"]);
+    check_files(
+        "cd .git && echo x > hooks/pre-commit",
+        &["w:hooks/pre-commit", "w:.git/hooks/pre-commit"],
+    );
+    check_files(
+        "pushd a && cd b && cat x",
+        &["ro:x", "ro:a/x", "ro:b/x", "ro:a/b/x"],
+    );
+    check_files("cd src; cat /etc/x ~/y", &["ro:/etc/x", "ro:~/y"]);
+    check_files("cd a; cat *.rs", &["ro~*.rs", "ro~a/*.rs"]);
+    // Unknown directories.
+    check_files("cd \"$d\" && cat x", &["ro:x", "ro~//**"]);
+    check_files("cd - && cat x", &["ro:x", "ro~//**"]);
+    check_files("pushd a; popd; cat x", &["ro:x", "ro:a/x", "ro~//**"]);
+    check_files("cd $d && echo > f", &["w:f", "w!"]);
+    check_files("for i in 1 2; do cd ..; done; cat x", &["ro:x", "ro~//**"]);
+    check_files(
+        "for i in 1 2; do cd /tmp; done; cat x",
+        &["ro:x", "ro:/tmp/x"],
+    );
+    check_files("f() { cd ..; }; f; cat x", &["ro:x", "ro~//**"]);
+    // The generic splitter follows `cd` for redirects too.
+    check(
+        "cd /tmp && echo x > f",
+        &["cmd:cd /tmp", "cmd:echo x", "w:f [> f]", "w:/tmp/f [> f]"],
+    );
 }
 
 #[track_caller]
@@ -794,8 +929,21 @@ fn quick_path_declines_nul() {
 /// The quick path gives exactly what the parser gives, whenever it answers.
 #[test]
 fn quick_path_agrees_with_the_parser() {
-    let cfg = ShellConfig::default();
+    let operands = ShellConfig {
+        file_operands: true,
+        reach_read: Some("reach".into()),
+        ..ShellConfig::default()
+    };
+    for cfg in [ShellConfig::default(), operands] {
+        quick_path_agrees_with(&cfg);
+    }
+}
+
+fn quick_path_agrees_with(cfg: &ShellConfig) {
     let atoms = [
+        "cat",
+        "cd",
+        ".env",
         "a",
         "git",
         "npm",
@@ -875,8 +1023,8 @@ fn quick_path_agrees_with_the_parser() {
                 cmd.push(' ');
             }
         }
-        let full = parse::split(&cmd, &cfg);
-        if let Some(q) = parse::quick_path(&cmd, &cfg) {
+        let full = parse::split(&cmd, cfg);
+        if let Some(q) = parse::quick_path(&cmd, cfg) {
             quick += 1;
             match full {
                 Ok(f) => assert_eq!(

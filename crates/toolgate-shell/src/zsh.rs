@@ -135,6 +135,7 @@ mod tests {
                     Kind::Constraint => "con",
                     Kind::Write => "w",
                     Kind::Read => "r",
+                    _ => "op",
                 };
                 match p.value() {
                     Some(v) => format!("{k}:{v}"),

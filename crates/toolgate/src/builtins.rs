@@ -14,7 +14,7 @@ use std::sync::Arc;
 use toolgate_core::glob;
 
 /// The built-in kinds, `prefix` and `glob`, Claude Code's `claude-bash`,
-/// `path` (with no home directory) and `domain` ([`crate::kinds`]); the
+/// `path` and `path-reach` (with no home directory) and `domain` ([`crate::kinds`]); the
 /// splitter `shell` ([`crate::shell::ShellSplitter`] with its default
 /// configuration) and `claude-shell` ([`crate::claude::ClaudeShellSplitter`]),
 /// the same splitter routing redirect targets and the file operands of the
@@ -33,6 +33,7 @@ pub fn registry() -> Registry {
     r.add_kind(Arc::new(GlobKind));
     r.add_kind(Arc::new(crate::kinds::ClaudeBashKind));
     r.add_kind(Arc::new(crate::kinds::PathKind::new()));
+    r.add_kind(Arc::new(crate::kinds::PathReachKind::new()));
     r.add_kind(Arc::new(crate::kinds::DomainKind));
     r.add_splitter("shell", Arc::new(crate::shell::ShellSplitter::default()));
     r.add_splitter(

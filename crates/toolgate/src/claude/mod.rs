@@ -249,6 +249,8 @@ pub const TOOLS: &[(&str, &str, &str, Option<&str>)] = &[
     ("Agent", "claude-bash", "subagent_type", None),
     ("Task", "claude-bash", "subagent_type", None),
     ("Skill", "claude-bash", "skill", None),
+    (shell::READ_REACH, "path-reach", "file_path", None),
+    (shell::EDIT_REACH, "path-reach", "file_path", None),
 ];
 
 /// Tools Claude Code runs without asking in every mode.
@@ -769,6 +771,9 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
         });
     }
     policy.sources.push(builtin(mode, &working_dirs, env));
+    for set in &mut policy.sources {
+        reach_rules(&mut set.lists, mode);
+    }
 
     match Diagnostics::from_vec(errors) {
         Some(d) => Err(d),
@@ -780,6 +785,42 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
             warnings,
         }),
     }
+}
+
+/// Adds to `lists` the rules of the reach tools ([`shell::READ_REACH`],
+/// [`shell::EDIT_REACH`]): each Read or Edit deny or ask rule, as an ask,
+/// so that a command naming its files only by a pattern asks when one of
+/// them could be covered. Carve-outs are left out: whether a pattern's
+/// files all fall inside one is not what the reach kind answers, and
+/// without them the reach rules only ask more.
+fn reach_rules(lists: &mut RuleLists, mode: Mode) {
+    let target = if mode == Mode::DontAsk {
+        List::Deny
+    } else {
+        List::Ask
+    };
+    let mut added = Vec::new();
+    for list in [List::Deny, List::Ask] {
+        for r in lists.get_mut(list).iter() {
+            let reach = match r.tool.as_str() {
+                "Read" => shell::READ_REACH,
+                "Edit" => shell::EDIT_REACH,
+                _ => continue,
+            };
+            if r.spec.as_deref().is_some_and(|s| s.starts_with('!')) {
+                continue;
+            }
+            let written = r.note.as_deref().unwrap_or("");
+            let note = format!(
+                "a file the command names by a pattern, or relative to a directory known only when it runs, could fall under {}{}{}",
+                r.text(),
+                if written.is_empty() { "" } else { ", " },
+                written
+            );
+            added.push(noted(reach, r.spec.as_deref(), &note));
+        }
+    }
+    lists.get_mut(target).extend(added);
 }
 
 fn noted(tool: &str, spec: Option<&str>, note: &str) -> RuleDecl {

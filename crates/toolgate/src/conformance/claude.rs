@@ -138,7 +138,8 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
         }
     }
     let mut registry = crate::builtins::registry();
-    registry.add_kind(Arc::new(crate::kinds::PathKind::with_home(home)));
+    registry.add_kind(Arc::new(crate::kinds::PathKind::with_home(home.clone())));
+    registry.add_kind(Arc::new(crate::kinds::PathReachKind::with_home(home)));
     let call = |c: &CallCase, n: usize| -> Call {
         let mut call = make_call(c, n);
         if call.cwd.is_none() {

@@ -1,5 +1,6 @@
-//! Matcher kinds for Claude Code's permission rules: `claude-bash`, `path`
-//! and `domain`.
+//! Matcher kinds for Claude Code's permission rules: `claude-bash`, `path`,
+//! `path-reach` (whether a path rule could match a path known only as a
+//! pattern) and `domain`.
 //!
 //! Each kind lowers its specifiers into the compiler's patterns (exact,
 //! prefix, suffix, glob, regular expression) and answers
@@ -17,7 +18,9 @@
 mod claude_bash;
 mod domain;
 mod path;
+mod reach;
 
 pub use claude_bash::ClaudeBashKind;
 pub use domain::DomainKind;
 pub use path::{PathKind, PathValue};
+pub use reach::{PathReachKind, ANY_PATH};

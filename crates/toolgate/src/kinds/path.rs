@@ -86,7 +86,7 @@ impl<'v> PathValue<'v> {
 
 /// `path` with `.`, `..` and empty segments removed; `path` starts with
 /// `/`. `..` at the root stays at the root, as the file system reads it.
-fn clean(path: &str) -> String {
+pub(super) fn clean(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for p in path.split('/') {
         match p {
@@ -108,7 +108,7 @@ fn clean(path: &str) -> String {
     out
 }
 
-fn shown(value: &str) -> String {
+pub(super) fn shown(value: &str) -> String {
     let mut s: String = value.chars().take(200).collect();
     if s.len() < value.len() {
         s.push('…');
@@ -117,7 +117,7 @@ fn shown(value: &str) -> String {
 }
 
 impl PathKind {
-    fn absolute(&self, value: &str, cwd: Option<&str>) -> Result<String, String> {
+    pub(super) fn absolute(&self, value: &str, cwd: Option<&str>) -> Result<String, String> {
         if value.contains('\0') {
             return Err(format!("the path `{}` holds a NUL byte", shown(value)));
         }
@@ -213,7 +213,7 @@ impl MatcherKind for PathKind {
 
 /// Where a pattern is anchored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Anchor {
+pub(super) enum Anchor {
     /// `//`: the root.
     Root,
     /// Bare or `./`: the call's working directory.
@@ -222,7 +222,7 @@ enum Anchor {
 
 /// One character test within a segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Tok {
+pub(super) enum Tok {
     Lit(char),
     /// `*`: any run within the segment.
     Star,
@@ -234,7 +234,7 @@ enum Tok {
 
 /// One segment of a pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Seg {
+pub(super) enum Seg {
     /// `**`: zero or more whole segments.
     Any,
     Glob(Vec<Tok>),
@@ -242,16 +242,16 @@ enum Seg {
 
 /// A parsed specifier.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct PathPattern {
-    anchor: Anchor,
+pub(super) struct PathPattern {
+    pub(super) anchor: Anchor,
     /// A pattern with no `/` but a trailing one: a segment at any depth.
-    any_depth: bool,
+    pub(super) any_depth: bool,
     /// The segments; empty covers everything under the anchor.
-    segs: Vec<Seg>,
+    pub(super) segs: Vec<Seg>,
 }
 
 impl PathPattern {
-    fn parse(spec: &str) -> Result<PathPattern, String> {
+    pub(super) fn parse(spec: &str) -> Result<PathPattern, String> {
         if spec.contains('\0') {
             return Err("a path pattern cannot hold a NUL byte".into());
         }
@@ -415,7 +415,7 @@ impl PathPattern {
     }
 }
 
-fn tokens(seg: &str) -> Vec<Tok> {
+pub(super) fn tokens(seg: &str) -> Vec<Tok> {
     let chars: Vec<char> = seg.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -487,7 +487,7 @@ fn class(chars: &[char], mut i: usize) -> Option<(Tok, usize)> {
     }
 }
 
-fn tok_matches(t: &Tok, c: char) -> bool {
+pub(super) fn tok_matches(t: &Tok, c: char) -> bool {
     match t {
         Tok::Lit(l) => *l == c,
         Tok::Star => true,
