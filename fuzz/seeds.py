@@ -16,7 +16,8 @@ authensor:    pseudo-random byte strings, and eight seed bytes followed by
 hook:         a PreToolUse payload for every call of testdata/claude-code/;
 shell:        every `command` argument of the calls of testdata/, the
               inputs it found (testdata/regressions/shell/, as they are),
-              and `g:` with eight bytes seeding the command generator.
+              `g:` with eight bytes seeding the command generator, and
+              `z:` with eight seeding the lines run under bash and zsh.
 """
 import hashlib
 import json
@@ -170,6 +171,9 @@ def main():
     # The shell target's generated commands: `g:` and a seed.
     for _ in range(64):
         put("shell", b"g:" + bytes(rng.getrandbits(8) for _ in range(8)))
+    # The lines run under bash and zsh themselves: `z:` and a seed.
+    for _ in range(32):
+        put("shell", b"z:" + bytes(rng.getrandbits(8) for _ in range(8)))
     authensor(random.Random(0x61757468))
     for target in sorted(os.listdir(OUT)):
         print("seeds: %s: %d inputs" % (target, len(os.listdir(os.path.join(OUT, target)))))

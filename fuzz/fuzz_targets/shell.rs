@@ -7,9 +7,18 @@
 //! else is the command itself, so the fuzzer's own mutations reach brush and
 //! the splitter too. Either way the splitter must not panic, hang or grow
 //! without bound, under the default limits and under tight ones.
+//!
+//! `z:` then eight bytes seed the generator of lines mixing what bash and
+//! zsh read differently (`real_shell::zsh_line`); a line the splitter
+//! accepts runs under bash and zsh themselves in a sandbox of stand-in
+//! programs, and whatever either shell ran or wrote must be a subject. Only
+//! generated lines reach the real shells, whose programs are the sandbox's
+//! stand-ins: the fuzzer's own bytes could name `/bin/rm` itself. Each run
+//! has a timeout of 2 s, and a process runs at most 20,000 lines.
 #![no_main]
 
 use toolgate_testing::brush;
+use toolgate_testing::real_shell::{self, uncovered, zsh_line, Sandbox, Shell};
 
 use brush::{check, list, Outcome};
 use libfuzzer_sys::fuzz_target;
@@ -29,7 +38,40 @@ fn command(data: &[u8]) -> Option<String> {
     std::str::from_utf8(data).ok().map(str::to_string)
 }
 
+/// The real-shell oracle for a generated line.
+fn against_real_shells(seed: &[u8]) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::OnceLock;
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    static SHELLS: OnceLock<(Sandbox, Vec<Shell>)> = OnceLock::new();
+    if RUNS.fetch_add(1, Ordering::Relaxed) >= 20_000 {
+        return;
+    }
+    let mut word = [0u8; 8];
+    for (w, b) in word.iter_mut().zip(seed) {
+        *w = *b;
+    }
+    let cmd = zsh_line(&mut Rng::new(u64::from_le_bytes(word)));
+    let Ok(pieces) = split_command(&cmd, &ShellConfig::default()) else {
+        return;
+    };
+    let (sbx, shells) = SHELLS.get_or_init(|| {
+        let mut sbx = Sandbox::new();
+        sbx.timeout = std::time::Duration::from_secs(2);
+        let shells = [real_shell::bash(), real_shell::zsh()].into_iter().flatten().collect();
+        (sbx, shells)
+    });
+    for sh in shells {
+        let missing = uncovered(sh, &cmd, &pieces, &sbx.run(sh, &cmd));
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
+    if let Some(seed) = data.strip_prefix(b"z:") {
+        against_real_shells(seed);
+        return;
+    }
     let Some(cmd) = command(data) else {
         return;
     };

@@ -27,6 +27,9 @@
 //! `files` makes the operands of programs that read or write files into
 //! pieces of the file tools and follows `cd`, so relative paths resolve
 //! where the command runs.
+//! The line may run under zsh as well as bash (Claude Code runs the
+//! user's shell): `zsh` holds what the reader refuses because the two
+//! shells read it differently, and says why.
 //!
 //! Nothing here panics, loops without consuming input, or grows without a
 //! bound: the length, the number of subjects and the depth of nesting are
@@ -53,6 +56,7 @@ mod programs;
 mod subcommand;
 #[cfg(test)]
 mod tests;
+mod zsh;
 
 use serde_json::{Map, Value};
 use std::fmt;

@@ -46,8 +46,11 @@ pub(super) const PSUB: u16 = 1 << 10;
 /// builtin that evaluates the value as arithmetic or as a subscripted name
 /// expands it then (`let 'a[$(rm x)]'` runs `rm x`).
 pub(super) const LITSUB: u16 = 1 << 11;
+/// An unquoted `=` starting the word: zsh replaces `=name` with the path
+/// of the program `name` (`=rm -rf x` runs `rm`), bash passes it on.
+pub(super) const EQUALS: u16 = 1 << 12;
 /// What makes a word's value differ from what the shell will pass.
-pub(super) const COMPUTED: u16 = PARAM | SUBST | ARITH | GLOB | BRACE;
+pub(super) const COMPUTED: u16 = PARAM | SUBST | ARITH | GLOB | BRACE | EQUALS;
 
 /// A word read: its decoded value in `Out::buf` and its flags.
 #[derive(Clone, Copy, Debug, Default)]
@@ -525,6 +528,8 @@ fn is_special_program(w: &str) -> bool {
             | b"time"
             | b"coproc"
             | b"in"
+            | b"repeat"
+            | b"-"
     ) || super::analyse::is_special(w)
 }
 
@@ -740,6 +745,10 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             }
         }
         let i0 = i;
+        if b.get(i0) == Some(&b'=') {
+            // zsh's `=name` expansion (`EQUALS`): the parser's.
+            return None;
+        }
         let mut quoted = false;
         let mut len = 0usize;
         while let Some(&c) = b.get(i) {
@@ -780,8 +789,9 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
                 return None;
             }
         }
-        if i == i0 {
-            // `(`, `)`: not a word the quick path reads.
+        if i == i0 || b.get(i0..i) == Some(b"}") {
+            // `(`, `)`: not a word the quick path reads; `}` alone is
+            // refused by the parser (zsh ends a brace group there).
             return None;
         }
         if len == 0 {
@@ -1201,6 +1211,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             self.and_or()?;
             self.skip_blanks();
             let (t, end) = self.peek_tok();
+            if t == Tok::Amp && self.at(end).0 == Some(b'!') {
+                return Err(super::zsh::amp_bang());
+            }
             match t {
                 Tok::Semi | Tok::Amp => self.pos = end,
                 Tok::Newline
@@ -1692,6 +1705,18 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     };
                     let w = self.word(mode)?;
                     self.out.words.push(w);
+                    if w.flags & QUOTED == 0 {
+                        let v = self.out.val(w);
+                        if v == "}" {
+                            return Err(super::zsh::lone_rbrace());
+                        }
+                        if mode == Mode::Assign
+                            && w.flags & ASSIGN == 0
+                            && super::zsh::is_keyword_program(v)
+                        {
+                            return Err(super::zsh::keyword_program(v));
+                        }
+                    }
                     if first && w.flags & ASSIGN == 0 {
                         self.skip_blanks();
                         if self.peek_tok().0 == Tok::LParen {
@@ -1771,6 +1796,13 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 return Err(self.syntax(format!("a redirect has no target: `{}`", snippet(what))));
             }
             return Err(self.unexpected());
+        }
+        if self.b.get(self.pos) == Some(&b'!')
+            && !matches!(op, Op::HereDoc | Op::HereStr | Op::In | Op::DupIn)
+        {
+            return Err(super::zsh::bang_target(
+                self.src.get(start..end).unwrap_or(""),
+            ));
         }
         let target = self.word(Mode::Arg)?;
         if op == Op::HereDoc {
@@ -1998,6 +2030,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     let lhs = self.out.buf.as_bytes().get(v0..).unwrap_or(&[]);
                     let assign =
                         !eq_seen && f & (QUOTED | PARAM | SUBST | ARITH) == 0 && is_assign_lhs(lhs);
+                    if self.pos == r0 && self.at(self.pos + 1).0.is_some_and(|c| !is_meta(c)) {
+                        f |= EQUALS;
+                    }
                     eq_seen = true;
                     self.out.buf.push('=');
                     self.pos += 1;
@@ -2168,26 +2203,89 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 self.pos = j;
                 self.dquote(f)?;
             }
+            Some(c) if super::zsh::is_param_prefix(c, self.at(j + 1).0) => {
+                return Err(super::zsh::param_prefix(self.written(start, b' ')));
+            }
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
                 *f |= PARAM;
                 self.pos = j;
-                while self
-                    .b
-                    .get(self.pos)
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-                {
-                    self.pos += 1;
-                }
+                self.name_tail();
+                self.bare_subscript(f, start)?;
                 self.push_raw(start);
             }
             Some(c) if c.is_ascii_digit() || b"@*#?-$!".contains(&c) => {
                 *f |= PARAM;
                 self.pos = j + 1;
+                if c == b'#'
+                    && self
+                        .b
+                        .get(self.pos)
+                        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                {
+                    // zsh reads `$#name` as `${#name}`.
+                    self.name_tail();
+                }
+                self.bare_subscript(f, start)?;
                 self.push_raw(start);
             }
             _ => {
                 self.out.buf.push('$');
                 self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The source from `start` through the first `close` after it (or to
+    /// the end), for an error message.
+    fn written(&self, start: usize, close: u8) -> &'s str {
+        let rest = self.src.get(start..).unwrap_or("");
+        match memchr::memchr(close, rest.as_bytes()) {
+            Some(i) if close == b' ' => rest.get(..i).unwrap_or(rest),
+            Some(i) => rest.get(..=i).unwrap_or(rest),
+            None => rest,
+        }
+    }
+
+    /// Moves past the rest of a parameter's name.
+    fn name_tail(&mut self) {
+        while self
+            .b
+            .get(self.pos)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            self.pos += 1;
+        }
+    }
+
+    /// A `[` right after a bare parameter (`$a[…]`): zsh reads a subscript
+    /// there, quoted or not, and evaluates it as arithmetic, where a
+    /// substitution between single quotes runs (`ls $a['$(rm x)']`); bash
+    /// reads a glob or text. The union of the two: the subscript is read
+    /// for substitutions as zsh reads it, brackets nesting, up to its `]` or
+    /// the first blank or operator, where zsh's word (and bash's) ends.
+    fn bare_subscript(&mut self, f: &mut u16, start: usize) -> Res<()> {
+        if self.b.get(self.pos) != Some(&b'[') {
+            return Ok(());
+        }
+        self.pos += 1;
+        let mut depth = 0usize;
+        while let Some(c) = self.peek() {
+            match c {
+                b']' if depth == 0 => {
+                    self.pos += 1;
+                    break;
+                }
+                b']' => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
+                b'[' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                c if is_meta(c) => break,
+                _ => self.expansion_char(f, start, Quotes::LIVE)?,
             }
         }
         Ok(())
@@ -2293,7 +2391,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// `${ … }` from `pos` through its closing brace. A plain `{` inside
     /// does not nest, as in bash (`${x:-{a}b}` is `{ab}`, and `${{}` ends at
     /// its first `}`, so a newline after it starts the next command); a
-    /// nested `${ … }` is read whole by [`Self::expansion_char`].
+    /// nested `${ … }` is read whole by [`Self::expansion_char`]. A head
+    /// bash does not know (`${(e)x}`, `${~x}`) is refused: zsh reads it
+    /// otherwise ([`super::zsh::is_bash_param_start`]).
     ///
     /// Where the expansion ends is found as bash's reader finds it, with
     /// single quotes quoting; what runs is decided as bash expands it. A
@@ -2313,6 +2413,11 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         // parameter.
         if matches!(self.peek(), Some(b'!' | b'#')) {
             self.pos += 1;
+        }
+        let nested = self.peek() == Some(b'$')
+            && super::zsh::is_nested_after_dollar(self.at(self.pos + 1).0);
+        if nested || !super::zsh::is_bash_param_start(self.peek()) {
+            return Err(super::zsh::braced_head(self.written(start, b'}')));
         }
         match self.peek() {
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
@@ -2358,6 +2463,18 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             (Some(b':'), _) => Quotes::LIVE,
             _ => outer,
         };
+        let mut rest = rest;
+        // `${x/pattern/replacement}`: zsh expands the replacement as
+        // double-quoted text inside double quotes and a here-document body,
+        // single quotes ordinary (bash keeps them), so from the `/` that
+        // ends the pattern it is read as the word of `-` is.
+        let mut pattern = op == Some(b'/');
+        if pattern {
+            self.pos = j + 1;
+            if matches!(self.peek(), Some(b'/' | b'#' | b'%')) {
+                self.pos += 1;
+            }
+        }
         loop {
             let Some(c) = self.peek() else {
                 return Err(self.unterminated("parameter expansion", start));
@@ -2365,6 +2482,15 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             if c == b'}' {
                 self.pos += 1;
                 return Ok(());
+            }
+            if pattern && c == b'/' {
+                self.pos += 1;
+                pattern = false;
+                rest = Quotes {
+                    dq: in_dq,
+                    sq_live: in_dq,
+                };
+                continue;
             }
             self.expansion_char(f, start, rest)?;
         }

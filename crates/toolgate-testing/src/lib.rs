@@ -13,6 +13,8 @@
 //! * [`brush`]: the shell splitter against brush-parser.
 //! * [`reach`]: the `path-reach` kind held to its promise, that no path a
 //!   query names and a rule covers goes unseen.
+//! * [`real_shell`]: the shell splitter against bash and zsh themselves,
+//!   run in a sandbox of stand-in programs.
 //! * [`reseal`]: rewrites an artifact's checksums after damage made on
 //!   purpose, so that the damage reaches the structural checks.
 //!
@@ -33,6 +35,7 @@ pub mod agentpolicy;
 pub mod authensor;
 pub mod brush;
 pub mod reach;
+pub mod real_shell;
 pub mod reseal;
 pub mod rubric;
 pub mod workload;
