@@ -10,6 +10,8 @@
 //!   every generator draws from.
 //! * [`rubric`] and [`authensor`]: generated Rubric bundles and Authensor
 //!   policies with their requests and envelopes.
+//! * [`classes`]: single-strategy policies whose rules share program
+//!   prefixes, for the per-strategy benchmarks and differential tests.
 //! * [`brush`]: the shell splitter against brush-parser.
 //! * [`reseal`]: rewrites an artifact's checksums after damage made on
 //!   purpose, so that the damage reaches the structural checks.
@@ -30,6 +32,7 @@
 pub mod agentpolicy;
 pub mod authensor;
 pub mod brush;
+pub mod classes;
 pub mod reseal;
 pub mod rubric;
 pub mod workload;
