@@ -13,6 +13,8 @@
 //! * [`classes`]: single-strategy policies whose rules share program
 //!   prefixes, for the per-strategy benchmarks and differential tests.
 //! * [`brush`]: the shell splitter against brush-parser.
+//! * [`strategies`]: every match strategy against the reference on
+//!   generated glob specifiers ([`strategies::check_strategies`]).
 //! * [`reseal`]: rewrites an artifact's checksums after damage made on
 //!   purpose, so that the damage reaches the structural checks.
 //!
@@ -35,4 +37,5 @@ pub mod brush;
 pub mod classes;
 pub mod reseal;
 pub mod rubric;
+pub mod strategies;
 pub mod workload;
