@@ -195,7 +195,7 @@ fn compile_inspect_and_decide_from_a_bundle() {
     assert_eq!(i.status.code(), Some(0));
     let shown = text(&i.stdout);
     for want in [
-        "format     2.0",
+        "format     3.0",
         "revision   ",
         "managed",
         "rank 3",
@@ -207,7 +207,7 @@ fn compile_inspect_and_decide_from_a_bundle() {
     }
     let j = run(&["inspect", "--format", "json", art.to_str().unwrap()], "");
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
-    assert_eq!(v["format"]["major"], 2);
+    assert_eq!(v["format"]["major"], 3);
     assert_eq!(v["sources"][0]["name"], "managed");
     assert_eq!(v["revision"].as_str().unwrap().len(), 64);
 
