@@ -197,6 +197,7 @@ fn compile_inspect_and_decide_from_a_bundle() {
     for want in [
         "format     3.0",
         "revision   ",
+        "    patterns: ",
         "managed",
         "rank 3",
         "bash",
@@ -208,6 +209,13 @@ fn compile_inspect_and_decide_from_a_bundle() {
     let j = run(&["inspect", "--format", "json", art.to_str().unwrap()], "");
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
     assert_eq!(v["format"]["major"], 3);
+    let tools = v["tools"].as_array().unwrap();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["strategies"]["prefix"].as_u64().unwrap_or(0) > 0),
+        "{v}"
+    );
     assert_eq!(v["sources"][0]["name"], "managed");
     assert_eq!(v["revision"].as_str().unwrap().len(), 64);
 

@@ -1,5 +1,5 @@
 //! The `Inner` strategy (globs whose pieces float between `*`s): its
-//! bound on occurrences, and its automaton built at load's first use.
+//! bound on occurrences, and the per-strategy counts `inspect` reads back.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -7,6 +7,7 @@
     missing_docs
 )]
 
+use toolgate::artifact;
 use toolgate::{Call, Decision, Engine, Policy};
 
 fn bash_policy(deny: &[String], allow: &[String]) -> Policy {
@@ -30,7 +31,10 @@ fn command(v: &str) -> Call {
 fn occurrences_past_the_bound_fail_closed() {
     let allow: Vec<String> = (1..=40).map(|n| format!("*{}*", "a".repeat(n))).collect();
     let e = Engine::build(&bash_policy(&[], &allow)).unwrap();
-    assert_eq!(e.decide(&command(&"a".repeat(100))).decision, Decision::Allow);
+    assert_eq!(
+        e.decide(&command(&"a".repeat(100))).decision,
+        Decision::Allow
+    );
     let v = e.decide(&command(&"a".repeat(20_000)));
     assert_eq!(v.decision, Decision::Deny, "{}", v.reason);
     assert!(v.rule.is_none(), "{v:?}");
@@ -57,4 +61,34 @@ fn a_loaded_artifact_builds_its_automaton_at_first_use() {
         loaded.decide(&command("git push --force")).reason,
         "denied by bash(git *--force*)"
     );
+}
+
+/// `inspect` counts each tool's patterns per strategy.
+#[test]
+fn inspect_counts_patterns_per_strategy() {
+    let deny = [
+        "git *--force*".to_string(),
+        "* --no-verify*".to_string(),
+        "rm -rf /".to_string(),
+        "* --force".to_string(),
+        "git * main".to_string(),
+        "*".to_string(),
+    ];
+    let allow = [
+        "git status:*".to_string(),
+        "!git push --force-with-lease *".to_string(),
+    ];
+    let bytes = Engine::build(&bash_policy(&deny, &allow))
+        .unwrap()
+        .to_bytes();
+    let info = artifact::inspect(&bytes).unwrap();
+    let bash = info.tools.iter().find(|t| t.name == "bash").unwrap();
+    let s = bash.strategies;
+    assert_eq!(
+        (s.inner, s.exact, s.suffix, s.prefix_suffix, s.any),
+        (2, 2, 1, 1, 1),
+        "{s:?}"
+    );
+    // `git status:*` is `git status` and `git status *`; the carve-out a prefix.
+    assert_eq!(s.prefix, 2, "{s:?}");
 }

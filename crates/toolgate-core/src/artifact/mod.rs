@@ -28,7 +28,10 @@ use regex_automata::dfa::dense;
 use std::borrow::Cow;
 use std::fmt;
 
+mod strategies;
 mod validate;
+
+pub use strategies::StrategyCounts;
 
 /// The first eight bytes of every artifact.
 pub const MAGIC: [u8; 8] = *b"TOOLGATE";
@@ -841,6 +844,8 @@ pub struct ToolSummary {
     pub split: Option<String>,
     /// Its rules: firing rules per list, and carve-outs.
     pub counts: RuleCounts,
+    /// The patterns of its rules and carve-outs per match strategy.
+    pub strategies: StrategyCounts,
 }
 
 /// Validates an artifact and summarises it: header, sections, sources,
@@ -859,6 +864,12 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, LoadError> {
             kind: p.tool_kind(t).map(str::to_string),
             split: p.tool_split(t).map(str::to_string),
             counts: RuleCounts::default(),
+            strategies: {
+                let at = p.tool_at(t);
+                let mut c = strategies::count(&p, p.w(at.wrapping_add(T_RULES_FM)));
+                c.add(&strategies::count(&p, p.w(at.wrapping_add(T_CARVE_FM))));
+                c
+            },
         })
         .collect();
     let mut counts = RuleCounts {
@@ -889,6 +900,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, LoadError> {
                     kind: None,
                     split: None,
                     counts: RuleCounts::default(),
+                    strategies: StrategyCounts::default(),
                 };
                 bump(&mut t.counts);
                 tools.push(t);
