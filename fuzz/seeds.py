@@ -14,6 +14,7 @@ authensor:    pseudo-random byte strings, and eight seed bytes followed by
               case of testdata/authensor/ and of examples/authensor.json
               and examples/envelopes.jsonl (see the target's doc);
 hook:         a PreToolUse payload for every call of testdata/claude-code/;
+strategies:   pseudo-random byte strings for the strategy case generator;
 shell:        every `command` argument of the calls of testdata/, the
               inputs it found (testdata/regressions/shell/, as they are),
               `g:` with eight bytes seeding the command generator, and
@@ -175,6 +176,10 @@ def main():
     for _ in range(32):
         put("shell", b"z:" + bytes(rng.getrandbits(8) for _ in range(8)))
     authensor(random.Random(0x61757468))
+    srng = random.Random(0x73747261)
+    for _ in range(64):
+        n = srng.choice([64, 128, 256, 512])
+        put("strategies", bytes(srng.getrandbits(8) for _ in range(n)))
     for target in sorted(os.listdir(OUT)):
         print("seeds: %s: %d inputs" % (target, len(os.listdir(os.path.join(OUT, target)))))
 

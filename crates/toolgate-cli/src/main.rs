@@ -947,6 +947,15 @@ fn sections_text(o: &mut String, h: &toolgate::artifact::Header) {
     }
 }
 
+/// A tool's patterns per match strategy, as `inspect --format json` shows them.
+fn strategies_json(s: &toolgate::artifact::StrategyCounts) -> serde_json::Value {
+    serde_json::json!({
+        "exact": s.exact, "prefix": s.prefix, "suffix": s.suffix,
+        "prefix_suffix": s.prefix_suffix, "inner": s.inner, "any": s.any,
+        "regex": s.regex, "callback": s.callback
+    })
+}
+
 fn inspection_json(i: &toolgate::artifact::Inspection) -> serde_json::Value {
     let h = &i.header;
     serde_json::json!({
@@ -964,7 +973,8 @@ fn inspection_json(i: &toolgate::artifact::Inspection) -> serde_json::Value {
             "name": s.name, "rank": s.rank, "trusted": s.trusted, "path": s.path, "hash": s.hash
         })).collect::<Vec<_>>(),
         "tools": i.tools.iter().map(|t| serde_json::json!({
-            "name": t.name, "field": t.field, "kind": t.kind, "split": t.split, "rules": counts_json(&t.counts)
+            "name": t.name, "field": t.field, "kind": t.kind, "split": t.split, "rules": counts_json(&t.counts),
+            "strategies": strategies_json(&t.strategies)
         })).collect::<Vec<_>>(),
         "sections": sections_json(h),
     })
@@ -1011,6 +1021,25 @@ fn inspection_text(path: &str, i: &toolgate::artifact::Inspection) -> String {
             t.counts.allow,
             t.counts.carve_outs
         );
+        let s = &t.strategies;
+        let named = [
+            ("exact", s.exact),
+            ("prefix", s.prefix),
+            ("suffix", s.suffix),
+            ("prefix-suffix", s.prefix_suffix),
+            ("inner", s.inner),
+            ("any", s.any),
+            ("regex", s.regex),
+            ("callback", s.callback),
+        ];
+        let held: Vec<String> = named
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        if !held.is_empty() {
+            let _ = writeln!(o, "    patterns: {}", held.join(", "));
+        }
     }
     sections_text(&mut o, h);
     o

@@ -217,8 +217,9 @@ fn compile_inspect_and_decide_from_a_bundle() {
     assert_eq!(i.status.code(), Some(0));
     let shown = text(&i.stdout);
     for want in [
-        "format     2.0",
+        "format     3.0",
         "revision   ",
+        "    patterns: ",
         "managed",
         "rank 3",
         "bash",
@@ -229,7 +230,14 @@ fn compile_inspect_and_decide_from_a_bundle() {
     }
     let j = run(&["inspect", "--format", "json", art.to_str().unwrap()], "");
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
-    assert_eq!(v["format"]["major"], 2);
+    assert_eq!(v["format"]["major"], 3);
+    let tools = v["tools"].as_array().unwrap();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["strategies"]["prefix"].as_u64().unwrap_or(0) > 0),
+        "{v}"
+    );
     assert_eq!(v["sources"][0]["name"], "managed");
     assert_eq!(v["revision"].as_str().unwrap().len(), 64);
 

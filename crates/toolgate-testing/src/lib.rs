@@ -10,11 +10,15 @@
 //!   every generator draws from.
 //! * [`rubric`] and [`authensor`]: generated Rubric bundles and Authensor
 //!   policies with their requests and envelopes.
+//! * [`classes`]: single-strategy policies whose rules share program
+//!   prefixes, for the per-strategy benchmarks and differential tests.
 //! * [`brush`]: the shell splitter against brush-parser.
 //! * [`reach`]: the `path-reach` kind held to its promise, that no path a
 //!   query names and a rule covers goes unseen.
 //! * [`real_shell`]: the shell splitter against bash and zsh themselves,
 //!   run in a sandbox of stand-in programs.
+//! * [`strategies`]: every match strategy against the reference on
+//!   generated glob specifiers ([`strategies::check_strategies`]).
 //! * [`reseal`]: rewrites an artifact's checksums after damage made on
 //!   purpose, so that the damage reaches the structural checks.
 //!
@@ -34,8 +38,10 @@
 pub mod agentpolicy;
 pub mod authensor;
 pub mod brush;
+pub mod classes;
 pub mod reach;
 pub mod real_shell;
 pub mod reseal;
 pub mod rubric;
+pub mod strategies;
 pub mod workload;

@@ -53,6 +53,15 @@ fn calls() -> Vec<Call> {
         ("mcp__gh__delete_repo", "{}"),
         ("mcp__gh__list", "{}"),
         ("other", "{}"),
+        ("bash", r#"{"command": "git push --force origin"}"#),
+        (
+            "bash",
+            r#"{"command": "git push --force-with-lease origin"}"#,
+        ),
+        ("bash", r#"{"command": "git commit --no-verify -m x"}"#),
+        ("bash", r#"{"command": "npm run web-deploy --prod"}"#),
+        ("bash", r#"{"command": "git push origin main"}"#),
+        ("bash", r#"{"command": "echo é then ü"}"#),
     ]
     .iter()
     .map(|(t, a)| Call::new(*t, a))
@@ -214,7 +223,7 @@ fn the_reader_says_which_check_failed() {
         Err(LoadErrorKind::ByteOrder)
     );
     assert_eq!(
-        patched(|b| b[12..14].copy_from_slice(&3u16.to_le_bytes())),
+        patched(|b| b[12..14].copy_from_slice(&(artifact::FORMAT_MAJOR + 1).to_le_bytes())),
         Err(LoadErrorKind::Version)
     );
     // The program kind is a header field: an unknown one is refused, and
@@ -349,32 +358,36 @@ fn golden_artifacts() {
     assert!(n >= 2, "no golden artifacts found in {}", dir.display());
 }
 
-/// Artifacts of format 1 (the golden files of `testdata/artifacts/v1/`,
-/// written before the program kind had a header field) are refused with a
-/// message that says to compile again, by every loader and by `inspect`.
+/// Artifacts of older formats (the golden files of `testdata/artifacts/v1/`,
+/// written before the program kind had a header field, and of `v2/`, whose
+/// field matchers have no inner record) are refused with a message that says
+/// to compile again, by every loader and by `inspect`.
 #[test]
-fn format_1_artifacts_are_refused_with_a_message_to_recompile() {
-    let dir =
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("testdata/artifacts/v1");
-    for name in ["basic.tgb", "regex.tgb"] {
-        let bytes = std::fs::read(dir.join(name)).unwrap();
-        let errs = [
-            Engine::from_bytes_with(&bytes, &registry()).err().unwrap(),
-            toolgate::rubric::RubricEngine::from_bytes(&bytes)
-                .err()
-                .unwrap(),
-            toolgate::authensor::AuthensorEngine::from_bytes(&bytes)
-                .err()
-                .unwrap(),
-            artifact::inspect(&bytes).err().unwrap(),
-        ];
-        for e in errs {
-            assert_eq!(e.kind(), LoadErrorKind::Version, "{name}: {e}");
-            assert!(
-                e.to_string().contains("format 1.0")
-                    && e.to_string().contains("compile the policy again"),
-                "{name}: {e}"
-            );
+fn older_format_artifacts_are_refused_with_a_message_to_recompile() {
+    for (dir, format) in [("v1", "format 1.0"), ("v2", "format 2.0")] {
+        let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("testdata/artifacts")
+            .join(dir);
+        for name in ["basic.tgb", "regex.tgb"] {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            let errs = [
+                Engine::from_bytes_with(&bytes, &registry()).err().unwrap(),
+                toolgate::rubric::RubricEngine::from_bytes(&bytes)
+                    .err()
+                    .unwrap(),
+                toolgate::authensor::AuthensorEngine::from_bytes(&bytes)
+                    .err()
+                    .unwrap(),
+                artifact::inspect(&bytes).err().unwrap(),
+            ];
+            for e in errs {
+                assert_eq!(e.kind(), LoadErrorKind::Version, "{name}: {e}");
+                assert!(
+                    e.to_string().contains(format)
+                        && e.to_string().contains("compile the policy again"),
+                    "{name}: {e}"
+                );
+            }
         }
     }
 }

@@ -164,7 +164,7 @@ fn damaged_artifacts_never_panic() {
         let bytes = std::fs::read(&path).unwrap();
         let loaded = Engine::from_bytes_with(&bytes, &registry);
         // A count that runs past the words is refused by the structural
-        // checks at load (format 2), before any decision reads it.
+        // checks at load (since format 2), before any decision reads it.
         if path.to_string_lossy().contains("past_the_words") {
             let kind = loaded.as_ref().err().map(|e| e.kind());
             assert_eq!(
@@ -276,4 +276,44 @@ fn callback_and_regex_paths_agree() {
             }
         }
     }
+}
+
+/// Every match strategy against the reference on generated glob
+/// specifiers (`toolgate_testing::strategies`): overlapping, repeated and
+/// empty pieces, pieces over the anchored ends, multi-byte characters at
+/// piece boundaries, many rules on one field. `STRATEGY_CASES` sets the
+/// number of cases.
+#[test]
+fn strategies_agree_with_the_reference() {
+    use toolgate_testing::strategies::{check_strategies, StrategyCase};
+    let n = env_number(
+        "STRATEGY_CASES",
+        if cfg!(debug_assertions) {
+            1_500
+        } else {
+            10_000
+        },
+    );
+    let mut rng = toolgate_testing::workload::Rng::new(base_seed() ^ 0x57a7);
+    let (mut ran, mut inner) = (0usize, 0usize);
+    for i in 0..n {
+        let mut data = vec![0u8; 64 + rng.below(448)];
+        rng.fill(&mut data);
+        let Some(case) = StrategyCase::from_bytes(&data) else {
+            continue;
+        };
+        if let Err(e) = check_strategies(&case) {
+            panic!("case {i}: {e}");
+        }
+        ran += 1;
+        inner += usize::from(case.rules.iter().any(|(_, s)| {
+            let pieces: Vec<&str> = s.trim_start_matches('!').split('*').collect();
+            pieces.len() > 2 && pieces[1..pieces.len() - 1].iter().any(|p| !p.is_empty())
+        }));
+    }
+    eprintln!("{ran} strategy cases, {inner} with floating pieces");
+    assert!(
+        inner * 2 >= ran,
+        "only {inner} of {ran} cases have floating pieces"
+    );
 }

@@ -53,7 +53,10 @@ fn artifacts_are_deterministic_and_decide_as_compiled() {
     let bytes = e.to_bytes().unwrap();
     assert_eq!(bytes, RubricEngine::build(&b).unwrap().to_bytes().unwrap());
     let h = artifact::header(&bytes).unwrap();
-    assert_eq!((h.major, h.minor), (2, 0));
+    assert_eq!(
+        (h.major, h.minor),
+        (artifact::FORMAT_MAJOR, artifact::FORMAT_MINOR)
+    );
     assert_eq!(h.kind, artifact::ProgramKind::Conditions);
     assert!(h.sections.iter().any(|s| s.kind == artifact::SECTION_DFA));
     let loaded = RubricEngine::from_bytes(&bytes).unwrap();

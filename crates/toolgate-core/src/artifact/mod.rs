@@ -21,23 +21,29 @@
 use crate::decision::{Decision, List, Source};
 use crate::registry::Registry;
 use crate::runtime::program::{
-    Dfa, Program, FM_CB, HDR_WORDS, H_MAGIC, H_N_DFAS, H_N_TOOLS, H_TOOLS, NONE, PROGRAM_MAGIC,
-    TOOL_WORDS, T_CARVE_FM, T_RULES_FM,
+    Dfa, Program, FM_CB, HDR_WORDS, H_MAGIC, H_N_DFAS, H_N_INNER, H_N_TOOLS, H_TOOLS, NONE,
+    PROGRAM_MAGIC, TOOL_WORDS, T_CARVE_FM, T_RULES_FM,
 };
 use regex_automata::dfa::dense;
 use std::borrow::Cow;
 use std::fmt;
 
+mod strategies;
 mod validate;
+
+pub use strategies::StrategyCounts;
 
 /// The first eight bytes of every artifact.
 pub const MAGIC: [u8; 8] = *b"TOOLGATE";
 /// The byte-order mark: written little-endian, read back as this value.
 pub const BYTE_ORDER_MARK: u32 = 0x0102_0304;
 /// The format's major version: a reader refuses any other. Format 2 put the
-/// program kind in a header field of its own; format 1 artifacts are refused
-/// with a message that says to compile the policy again.
-pub const FORMAT_MAJOR: u16 = 2;
+/// program kind in a header field of its own; format 3 gave every field
+/// matcher a sixth word, its inner record (the `Inner` strategy's needles
+/// and entries), which a format 2 reader would not read and so would never
+/// fire those rules. Older artifacts are refused with a message that says to
+/// compile the policy again.
+pub const FORMAT_MAJOR: u16 = 3;
 /// The format's minor version: a reader accepts a newer minor unless it sets a
 /// required feature the reader does not know.
 pub const FORMAT_MINOR: u16 = 0;
@@ -512,6 +518,8 @@ fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
         ));
     }
     validate::rule_lists(&p)?;
+    let mut p = p;
+    p.automata = crate::runtime::program::Automata::new(p.h(H_N_INNER) as usize);
     Ok(p)
 }
 
@@ -642,6 +650,7 @@ fn read_sections<'a>(bytes: &'a [u8], h: &Header) -> Result<Program<'a>, LoadErr
         words: words_of(words),
         bytes: Cow::Borrowed(strings),
         dfas,
+        automata: Default::default(),
         kinds: Vec::new(),
         splitters: Vec::new(),
     };
@@ -835,6 +844,8 @@ pub struct ToolSummary {
     pub split: Option<String>,
     /// Its rules: firing rules per list, and carve-outs.
     pub counts: RuleCounts,
+    /// The patterns of its rules and carve-outs per match strategy.
+    pub strategies: StrategyCounts,
 }
 
 /// Validates an artifact and summarises it: header, sections, sources,
@@ -853,6 +864,12 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, LoadError> {
             kind: p.tool_kind(t).map(str::to_string),
             split: p.tool_split(t).map(str::to_string),
             counts: RuleCounts::default(),
+            strategies: {
+                let at = p.tool_at(t);
+                let mut c = strategies::count(&p, p.w(at.wrapping_add(T_RULES_FM)));
+                c.add(&strategies::count(&p, p.w(at.wrapping_add(T_CARVE_FM))));
+                c
+            },
         })
         .collect();
     let mut counts = RuleCounts {
@@ -883,6 +900,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, LoadError> {
                     kind: None,
                     split: None,
                     counts: RuleCounts::default(),
+                    strategies: StrategyCounts::default(),
                 };
                 bump(&mut t.counts);
                 tools.push(t);

@@ -13,6 +13,10 @@
 //! belong to. One pass, linear in the words.
 
 use super::{layout_error, LoadError};
+use crate::runtime::inner::{
+    ENTRY_WORDS, E_ID, E_PIECES, E_PREFIX, E_SUFFIX, INNER_WORDS, I_AUTOMATON, I_ENTRIES,
+    I_NEEDLES, I_POSTINGS,
+};
 use crate::runtime::program::{
     Dfa, Program, ALIAS_WORDS, FM_CB, FM_DFA, F_CARVE, F_LIST_MASK, HDR_WORDS, H_ALIASES,
     H_DEFAULT, H_NAME_FM, H_N_ALIASES, H_N_ASK, H_N_DENY, H_N_FIRE, H_N_RULES, H_N_SOURCES,
@@ -20,7 +24,9 @@ use crate::runtime::program::{
     RULE_WORDS, R_NOTE, R_SOURCE, R_TEXT, R_TOOL, SOURCE_WORDS, S_HASH, S_NAME, S_PATH, TOOL_WORDS,
     T_ALWAYS, T_CARVE_FM, T_FIELD, T_KIND, T_NAME, T_RULES_FM, T_SPLIT,
 };
+use crate::runtime::program::{FM_INNER, FM_WORDS, H_N_INNER};
 use regex_automata::dfa::Automaton as _;
+use std::cell::RefCell;
 
 /// Checks the rule-list tables of `p` (see the module's comment).
 ///
@@ -28,7 +34,17 @@ use regex_automata::dfa::Automaton as _;
 ///
 /// A `Layout` refusal naming the first inconsistency found.
 pub(super) fn rule_lists(p: &Program<'_>) -> Result<(), LoadError> {
-    let v = Check { p };
+    let n_inner = p.h(H_N_INNER);
+    if n_inner > p.n_words() {
+        return Err(layout_error(format!(
+            "the tables number {n_inner} inner records in {} words",
+            p.n_words()
+        )));
+    }
+    let v = Check {
+        p,
+        slots: RefCell::new(vec![false; n_inner as usize]),
+    };
     let n_rules = p.h(H_N_RULES);
     let (n_fire, n_deny, n_ask) = (p.h(H_N_FIRE), p.h(H_N_DENY), p.h(H_N_ASK));
     if u64::from(n_deny) + u64::from(n_ask) > u64::from(n_fire) || n_fire > n_rules {
@@ -144,6 +160,8 @@ pub(super) fn rule_lists(p: &Program<'_>) -> Result<(), LoadError> {
 
 struct Check<'p, 'a> {
     p: &'p Program<'a>,
+    /// The automaton slots an inner record already claimed.
+    slots: RefCell<Vec<bool>>,
 }
 
 impl Check<'_, '_> {
@@ -209,7 +227,11 @@ impl Check<'_, '_> {
             return Ok(());
         }
         let p = self.p;
-        self.records("field matcher", fm, 1, FM_DFA + 2)?;
+        self.records("field matcher", fm, 1, FM_WORDS)?;
+        let inner = p.w(fm + FM_INNER);
+        if inner != NONE {
+            self.inner(inner, n_rules)?;
+        }
         let (cb, n_cb) = (p.w(fm + FM_CB), p.w(fm + FM_CB + 1));
         self.records("callback", cb, n_cb, 3)?;
         for k in 0..n_cb {
@@ -234,6 +256,83 @@ impl Check<'_, '_> {
             for pid in 0..n {
                 self.rule_id(p.w(map + pid), n_rules)?;
             }
+        }
+        Ok(())
+    }
+
+    /// An inner record: its automaton slot in range and its own, every
+    /// needle a non-empty string, every entry's rule id, strings and pieces
+    /// in range, and every entry in exactly one posting list, of a needle it
+    /// names, each list sorted by rule id (the walk skips ahead by binary
+    /// search, and a rule left out of every list could never fire).
+    fn inner(&self, rec: u32, n_rules: u32) -> Result<(), LoadError> {
+        let p = self.p;
+        self.records("inner", rec, 1, INNER_WORDS)?;
+        let slot = p.w(rec + I_AUTOMATON);
+        match self.slots.borrow_mut().get_mut(slot as usize) {
+            Some(used) if !*used => *used = true,
+            _ => {
+                return Err(layout_error(format!(
+                    "an inner record names automaton {slot}, which is out of range or another's"
+                )))
+            }
+        }
+        let (needles, n_needles) = (p.w(rec + I_NEEDLES), p.w(rec + I_NEEDLES + 1));
+        self.records("needle", needles, n_needles, 2)?;
+        for k in 0..n_needles {
+            self.string("needle", needles + 2 * k)?;
+            if p.w(needles + 2 * k + 1) == 0 {
+                return Err(layout_error("an inner record holds an empty needle".into()));
+            }
+        }
+        let (entries, n_entries) = (p.w(rec + I_ENTRIES), p.w(rec + I_ENTRIES + 1));
+        self.records("inner entry", entries, n_entries, ENTRY_WORDS)?;
+        for e in 0..n_entries {
+            let at = entries + e * ENTRY_WORDS;
+            self.rule_id(p.w(at + E_ID), n_rules)?;
+            self.string("inner entry", at + E_PREFIX)?;
+            self.string("inner entry", at + E_SUFFIX)?;
+            let (pieces, n) = (p.w(at + E_PIECES), p.w(at + E_PIECES + 1));
+            if n == 0 {
+                return Err(layout_error("an inner entry has no pieces".into()));
+            }
+            self.records("inner piece", pieces, n, 1)?;
+            for i in 0..n {
+                if p.w(pieces + i) >= n_needles {
+                    return Err(layout_error(
+                        "an inner entry names a needle its record does not hold".into(),
+                    ));
+                }
+            }
+        }
+        let postings = p.w(rec + I_POSTINGS);
+        self.records("posting", postings, n_needles, 2)?;
+        let mut seen = vec![false; n_entries as usize];
+        for k in 0..n_needles {
+            let (list, n) = (p.w(postings + 2 * k), p.w(postings + 2 * k + 1));
+            self.records("posting", list, n, 1)?;
+            let mut last = 0;
+            for i in 0..n {
+                let e = p.w(list + i);
+                let bad =
+                    || layout_error(format!("posting list {k} of an inner record is malformed"));
+                let Some(s) = seen.get_mut(e as usize) else {
+                    return Err(bad());
+                };
+                let at = entries + e * ENTRY_WORDS;
+                let id = p.w(at + E_ID);
+                let (pieces, np) = (p.w(at + E_PIECES), p.w(at + E_PIECES + 1));
+                if *s || id < last || !(0..np).any(|j| p.w(pieces + j) == k) {
+                    return Err(bad());
+                }
+                *s = true;
+                last = id;
+            }
+        }
+        if seen.iter().any(|s| !s) {
+            return Err(layout_error(
+                "an inner entry is in no posting list: its rule could never fire".into(),
+            ));
         }
         Ok(())
     }

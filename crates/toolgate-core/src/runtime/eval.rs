@@ -19,8 +19,9 @@
 //! A field matcher is a forward trie over the value's bytes whose nodes carry
 //! the rules whose literal equals the path (exact) and, for patterns with a
 //! `*`, a reverse trie over the value's last bytes keyed by the literal after
-//! the last `*`; middle pieces, when a glob has any, are verified. Patterns
-//! that lower to regular expressions are DFAs walked once each.
+//! the last `*`. Globs with middle pieces are the field matcher's inner
+//! record, searched once by one automaton (`inner`). Patterns that lower to
+//! regular expressions are DFAs walked once each.
 
 //!
 //! Public only for the condition programs the compiler crate evaluates over
@@ -177,7 +178,7 @@ impl<'p> View<'p> {
         cb: Callback<'_>,
     ) {
         let at = fm as usize;
-        let Some(rec) = self.words.get(at..at.wrapping_add(5)) else {
+        let Some(rec) = self.words.get(at..at.wrapping_add(FM_WORDS as usize)) else {
             return;
         };
         let v = value.as_bytes();
@@ -185,6 +186,10 @@ impl<'p> View<'p> {
         let root = field(FM_ROOT);
         if root != NONE {
             self.walk_trie(root, v, sink);
+        }
+        let inner = field(FM_INNER);
+        if inner != NONE {
+            self.walk_inner(inner, v, sink);
         }
         let (cb_off, cb_len) = (field(FM_CB), field(FM_CB + 1));
         if cb_len != 0 && cb_len != NONE {
@@ -433,9 +438,10 @@ impl<'p> View<'p> {
             }
             if verify != NONE {
                 let window = v.get(plen..v.len().saturating_sub(slen)).unwrap_or(&[]);
-                if !sink.spend(u64::from(self.w(verify).min(1024))) || !self.verify(verify, window)
-                {
-                    continue;
+                match self.verify(verify, window, sink) {
+                    Some(true) => {}
+                    Some(false) => continue,
+                    None => return,
                 }
             }
             sink.offer(id);
@@ -443,17 +449,18 @@ impl<'p> View<'p> {
     }
 
     /// Whether the middle pieces at `rec` occur in `window`, in order,
-    /// left-most, without overlapping.
-    fn verify(&self, rec: u32, window: &[u8]) -> bool {
+    /// left-most, without overlapping; `None` when the budget ran out. Each
+    /// search is charged the bytes it may scan.
+    fn verify(&self, rec: u32, window: &[u8], sink: &mut impl Sink) -> Option<bool> {
         let at = rec as usize;
         let Some(&n) = self.words.get(at) else {
-            return false;
+            return Some(false);
         };
         let Some(list) = (n as usize)
             .checked_mul(2)
             .and_then(|l| self.words.get(at + 1..at.checked_add(1 + l)?))
         else {
-            return false;
+            return Some(false);
         };
         let mut pos = 0usize;
         for piece in list.chunks_exact(2) {
@@ -463,14 +470,17 @@ impl<'p> View<'p> {
             );
             let piece = self.b(off, len);
             let Some(rest) = window.get(pos..) else {
-                return false;
+                return Some(false);
             };
+            if !sink.spend(rest.len() as u64 + 1) {
+                return None;
+            }
             match memchr::memmem::find(rest, piece) {
                 Some(i) => pos += i + piece.len(),
-                None => return false,
+                None => return Some(false),
             }
         }
-        true
+        Some(true)
     }
 }
 

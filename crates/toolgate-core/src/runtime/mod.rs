@@ -12,6 +12,7 @@
 //! every error on the decision side ends in a deny.
 
 pub mod eval;
+pub mod inner;
 pub mod program;
 
 pub use program::Program;

@@ -20,6 +20,7 @@
 
 use crate::decision::List;
 use crate::registry::{MatcherKind, Splitter};
+pub use crate::runtime::inner::Automata;
 use regex_automata::dfa::dense;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -46,6 +47,8 @@ pub const H_ALIASES: u32 = 14;
 pub const H_N_WITHHELD: u32 = 15;
 pub const H_WITHHELD: u32 = 16;
 pub const H_N_DFAS: u32 = 17;
+/// The number of inner records (`runtime::inner`), each with its automaton.
+pub const H_N_INNER: u32 = 18;
 /// Words in the header.
 pub const HDR_WORDS: u32 = 20;
 /// The first header word: `TGP1` little-endian.
@@ -91,10 +94,14 @@ pub const T_CARVE_FM: u32 = 11;
 
 /// Field matcher record: trie root (`NONE` when empty), callback list
 /// (offset, length: triples of rule id and spec offset and length), DFA list
-/// (offset, length: pairs of DFA index and pattern-to-rule map offset).
+/// (offset, length: pairs of DFA index and pattern-to-rule map offset), the
+/// inner record of its floating-piece globs (`NONE` when none;
+/// `runtime::inner` has its layout).
+pub const FM_WORDS: u32 = 6;
 pub const FM_ROOT: u32 = 0;
 pub const FM_CB: u32 = 1;
 pub const FM_DFA: u32 = 3;
+pub const FM_INNER: u32 = 5;
 
 /// Trie node: edges (the offset of their labels in `bytes`, sorted, and
 /// their count), the offset of their targets (one word each, in the order of
@@ -129,6 +136,9 @@ pub struct Program<'a> {
     pub words: Cow<'a, [u32]>,
     pub bytes: Cow<'a, [u8]>,
     pub dfas: Vec<Dfa<'a>>,
+    /// The Aho-Corasick automata of the inner records, built at first use
+    /// from the needles in the tables (they do not serialise).
+    pub automata: Automata,
     /// The matcher kind of each tool record, resolved from the registry:
     /// what the callback path calls.
     pub kinds: Vec<Option<Arc<dyn MatcherKind>>>,
@@ -173,6 +183,7 @@ impl<'a> Program<'a> {
                     Dfa::Borrowed(d) => Dfa::Owned(d.to_owned()),
                 })
                 .collect(),
+            automata: self.automata,
             kinds: self.kinds,
             splitters: self.splitters,
         }
@@ -184,6 +195,7 @@ impl<'a> Program<'a> {
         View {
             words: &self.words,
             bytes: &self.bytes,
+            automata: &self.automata,
             n_fire: self.h(H_N_FIRE),
             n_deny: self.h(H_N_DENY),
             n_ask: self.h(H_N_ASK),
@@ -422,6 +434,7 @@ pub fn name_hash(bytes: &[u8]) -> u32 {
 pub struct View<'p> {
     pub words: &'p [u32],
     pub bytes: &'p [u8],
+    pub automata: &'p Automata,
     pub n_fire: u32,
     pub n_deny: u32,
     pub n_ask: u32,

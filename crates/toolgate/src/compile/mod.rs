@@ -2,12 +2,14 @@
 //!
 //! Each specifier is lowered by its tool's matcher kind into patterns, and
 //! each pattern is classified into the cheapest exact strategy, as globset
-//! does: an exact literal, a prefix, a suffix, a prefix and a suffix, a glob
-//! with middle pieces to verify, or a regular expression. All but the last
-//! become paths in one trie per tool (a forward trie over the value, and off
-//! each forward node a reverse trie over the value's end), so a decision
-//! costs a walk over the value whatever the number of rules, and the tables
-//! grow with the total length of the patterns, never exponentially. Regular
+//! does: an exact literal, a prefix, a suffix, a prefix and a suffix, any
+//! value, a glob with floating middle pieces (`Inner`), or a regular
+//! expression. The anchored ones become paths in one trie per tool (a
+//! forward trie over the value, and off each forward node a reverse trie
+//! over the value's end); the floating pieces of a field matcher's globs
+//! become the needles of one automaton (`inner`). So a decision costs a walk
+//! over the value whatever the number of rules, and the tables grow with the
+//! total length of the patterns, never exponentially. Regular
 //! expressions go to DFAs built with explicit size limits; a chunk that
 //! exceeds them is split, and a single pattern that exceeds them is refused
 //! with a clear error.
@@ -15,6 +17,7 @@
 //! Depends on `check`, `registry`, `runtime::program` (the layout it writes)
 //! and `decision`. It is the only writer of the layout.
 
+mod inner;
 mod regex;
 pub(crate) mod trie;
 
@@ -310,13 +313,19 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
     // Field matcher records; their roots are patched once the nodes are laid out.
     let mut fm_at = Vec::new();
     let mut root_patch = Vec::new();
-    for (fm, dl) in fms.iter().zip(&dfa_lists) {
+    let mut n_inner = 0u32;
+    for (fm, dl) in fms.iter_mut().zip(&dfa_lists) {
         fm_at.push(w.here());
         root_patch.push((w.words.len(), fm.root));
         w.words.push(NONE);
         let cb_at = w.words.len();
         w.words
-            .extend_from_slice(&[0, fm.callbacks.len() as u32, 0, dl.len() as u32]);
+            .extend_from_slice(&[0, fm.callbacks.len() as u32, 0, dl.len() as u32, NONE]);
+        if !fm.inner.is_empty() {
+            let rec = inner::write(&mut w, std::mem::take(&mut fm.inner), n_inner);
+            w.patch(cb_at + FM_INNER as usize - 1, rec);
+            n_inner += 1;
+        }
         let cbs: Vec<(u32, (u32, u32))> =
             fm.callbacks.iter().map(|(id, s)| (*id, w.str(s))).collect();
         let here = w.here();
@@ -375,6 +384,7 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         (H_N_WITHHELD, c.withheld.len() as u32),
         (H_WITHHELD, withheld_at),
         (H_N_DFAS, dfas.len() as u32),
+        (H_N_INNER, n_inner),
     ];
     for (h, v) in header {
         w.patch(h as usize, v);
@@ -386,6 +396,7 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         words: Cow::Owned(w.words),
         bytes: Cow::Owned(w.bytes),
         dfas,
+        automata: Automata::new(n_inner as usize),
         kinds: tools.iter().map(|t| t.kind_impl.clone()).collect(),
         splitters: tools.iter().map(|t| t.split_impl.clone()).collect(),
     })
@@ -466,6 +477,8 @@ struct FmBuild {
     root: Option<usize>,
     callbacks: Vec<(u32, String)>,
     regexes: Vec<(String, u32)>,
+    /// The globs with floating middle pieces: the `Inner` strategy.
+    inner: Vec<inner::InnerRule>,
 }
 
 impl FmBuild {
@@ -499,15 +512,24 @@ impl FmBuild {
                         trie.pay(n, id, Vec::new());
                     }
                     [first, mids @ .., last] => {
-                        let n = trie.forward(root, first.as_bytes());
-                        let sub = trie.sub(n);
-                        let r = trie.reverse(sub, last.as_bytes());
                         let mids: Vec<Vec<u8>> = mids
                             .iter()
                             .filter(|m| !m.is_empty())
                             .map(|m| m.as_bytes().to_vec())
                             .collect();
-                        trie.pay(r, id, mids);
+                        if mids.is_empty() {
+                            let n = trie.forward(root, first.as_bytes());
+                            let sub = trie.sub(n);
+                            let r = trie.reverse(sub, last.as_bytes());
+                            trie.pay(r, id, Vec::new());
+                        } else {
+                            self.inner.push(inner::InnerRule {
+                                id,
+                                prefix: first.as_bytes().to_vec(),
+                                suffix: last.as_bytes().to_vec(),
+                                pieces: mids,
+                            });
+                        }
                     }
                 }
             }

@@ -535,7 +535,7 @@ fn build(
             Some(r) => {
                 let at = w.here();
                 fm_patch.push((w.words.len(), r));
-                w.words.extend_from_slice(&[NONE, 0, 0, 0, 0]);
+                w.words.extend_from_slice(&[NONE, 0, 0, 0, 0, NONE]);
                 at
             }
         }
@@ -660,6 +660,7 @@ fn build(
         words: Cow::Owned(w.words),
         bytes: Cow::Owned(w.bytes),
         dfas,
+        automata: Default::default(),
         kinds: Vec::new(),
         splitters: Vec::new(),
     })

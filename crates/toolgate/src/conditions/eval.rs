@@ -125,6 +125,7 @@ impl<'a> Compiled<'a> {
         View {
             words: &self.prog.words,
             bytes: &self.prog.bytes,
+            automata: &self.prog.automata,
             n_fire: 0,
             n_deny: 0,
             n_ask: 0,

@@ -1,0 +1,94 @@
+//! The `Inner` strategy (globs whose pieces float between `*`s): its
+//! bound on occurrences, and the per-strategy counts `inspect` reads back.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use toolgate::artifact;
+use toolgate::{Call, Decision, Engine, Policy};
+
+fn bash_policy(deny: &[String], allow: &[String]) -> Policy {
+    let doc = serde_json::json!({
+        "default": "ask",
+        "matchers": {"bash": {"match": "glob", "field": "command"}},
+        "deny": deny.iter().map(|s| format!("bash({s})")).collect::<Vec<_>>(),
+        "allow": allow.iter().map(|s| format!("bash({s})")).collect::<Vec<_>>(),
+    });
+    toolgate::policy::doc::from_value(&doc, None).unwrap()
+}
+
+fn command(v: &str) -> Call {
+    Call::new("bash", &serde_json::json!({ "command": v }).to_string())
+}
+
+/// Needles that are suffixes of one another by the dozen occur at every
+/// byte many times over; past the bound on occurrences per byte the
+/// decision fails closed (deny), where a short value decides normally.
+#[test]
+fn occurrences_past_the_bound_fail_closed() {
+    let allow: Vec<String> = (1..=40).map(|n| format!("*{}*", "a".repeat(n))).collect();
+    let e = Engine::build(&bash_policy(&[], &allow)).unwrap();
+    assert_eq!(
+        e.decide(&command(&"a".repeat(100))).decision,
+        Decision::Allow
+    );
+    let v = e.decide(&command(&"a".repeat(20_000)));
+    assert_eq!(v.decision, Decision::Deny, "{}", v.reason);
+    assert!(v.rule.is_none(), "{v:?}");
+}
+
+/// A loaded artifact decides floating-piece rules as the compiled engine
+/// does, with its automaton built at first use.
+#[test]
+fn a_loaded_artifact_builds_its_automaton_at_first_use() {
+    let deny = ["git *--force*".to_string(), "* --no-verify*".to_string()];
+    let allow = ["git *".to_string()];
+    let built = Engine::build(&bash_policy(&deny, &allow)).unwrap();
+    let bytes = built.to_bytes();
+    let loaded = Engine::from_bytes(&bytes).unwrap();
+    for c in [
+        "git push --force",
+        "git commit --no-verify",
+        "git status",
+        "npm --no-verify",
+    ] {
+        assert_eq!(loaded.decide(&command(c)), built.decide(&command(c)), "{c}");
+    }
+    assert_eq!(
+        loaded.decide(&command("git push --force")).reason,
+        "denied by bash(git *--force*)"
+    );
+}
+
+/// `inspect` counts each tool's patterns per strategy.
+#[test]
+fn inspect_counts_patterns_per_strategy() {
+    let deny = [
+        "git *--force*".to_string(),
+        "* --no-verify*".to_string(),
+        "rm -rf /".to_string(),
+        "* --force".to_string(),
+        "git * main".to_string(),
+        "*".to_string(),
+    ];
+    let allow = [
+        "git status:*".to_string(),
+        "!git push --force-with-lease *".to_string(),
+    ];
+    let bytes = Engine::build(&bash_policy(&deny, &allow))
+        .unwrap()
+        .to_bytes();
+    let info = artifact::inspect(&bytes).unwrap();
+    let bash = info.tools.iter().find(|t| t.name == "bash").unwrap();
+    let s = bash.strategies;
+    assert_eq!(
+        (s.inner, s.exact, s.suffix, s.prefix_suffix, s.any),
+        (2, 2, 1, 1, 1),
+        "{s:?}"
+    );
+    // `git status:*` is `git status` and `git status *`; the carve-out a prefix.
+    assert_eq!(s.prefix, 2, "{s:?}");
+}
