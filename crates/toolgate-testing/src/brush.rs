@@ -612,21 +612,25 @@ pub fn case_in_substitution(cmd: &str) -> bool {
     })
 }
 
-/// Whether a `${` in `cmd` holds, where a parameter's name ends, a quote or
-/// a `)` (`${x)+…}`, `${'…'}`): bash refuses the command as a bad
-/// substitution and runs nothing of it, where brush reads on. Other bad
-/// substitutions (`${{}`) stay compared: bash refuses only the command
-/// holding one, and such an input once led to a real bypass on a later
-/// line.
+/// Whether a `${` in `cmd` holds, where a parameter's name ends (a name,
+/// or one special parameter such as `?`), a quote, a `)` or another
+/// character bash does not read there (`${x)+…}`, `${'…'}`, `${?'…'}`,
+/// `${x\u{a0}:-…}`): bash and zsh refuse the command as a bad substitution
+/// and run nothing of it, where brush reads on. A `{` there (`${{}`) stays
+/// compared: such an input once led to a real bypass on a later line.
 pub fn bad_substitution(cmd: &str) -> bool {
     cmd.match_indices("${").any(|(at, m)| {
         let rest = cmd[at + m.len()..].trim_start_matches(['!', '#']);
-        let name = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
+        let name = match rest.chars().next() {
+            Some(c) if c.is_ascii_alphanumeric() || c == '_' => rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len()),
+            Some('?' | '@' | '*' | '$' | '-') => 1,
+            _ => 0,
+        };
         rest.get(name..)
             .and_then(|r| r.chars().next())
-            .is_some_and(|c| "'\")".contains(c))
+            .is_some_and(|c| "'\")".contains(c) || !(c.is_ascii() || c == '{'))
     })
 }
 

@@ -189,6 +189,12 @@ fn bad_substitutions_are_left_to_the_splitter() {
     assert!(toolgate_testing::brush::bad_substitution(cmd));
     // The minimised finding: no name at all, a quote where it would be.
     assert!(toolgate_testing::brush::bad_substitution("\"${'$(r)'}\""));
+    // A special parameter, or a character outside ASCII, before the quote
+    // (fuzz findings: bash and zsh both print "bad substitution").
+    assert!(toolgate_testing::brush::bad_substitution("\"${?'$(r)'}\""));
+    assert!(toolgate_testing::brush::bad_substitution(
+        "[ \"${x\u{a0}:-'$(rm -rf ~)'}\" ] && ls"
+    ));
     assert!(matches!(
         check(cmd, &ShellConfig::default()),
         Outcome::BrushRejects
@@ -197,6 +203,8 @@ fn bad_substitutions_are_left_to_the_splitter() {
         "ls \"${x:-a}\"",
         "echo ${#x} ${!p} ${a[1]} ${x}",
         "echo ${x/a/b} ${x^^}",
+        "echo ${?} ${@:-x} ${#} ${$} ${-}",
+        "echo ${{}",
     ] {
         assert!(!toolgate_testing::brush::bad_substitution(good), "{good}");
     }
