@@ -942,14 +942,7 @@ impl Parser<'_, '_, '_> {
         while i < b {
             if matches!(self.v(i), "-exec" | "-execdir" | "-ok" | "-okdir") {
                 let start = i + 1;
-                let mut end = start;
-                while end < b {
-                    let v = self.v(end);
-                    if v == ";" || (v == "+" && end > start && self.v(end - 1) == "{}") {
-                        break;
-                    }
-                    end += 1;
-                }
+                let end = self.exec_end(start, b);
                 list.push((start, end));
                 i = end + 1;
             } else {
@@ -961,6 +954,20 @@ impl Parser<'_, '_, '_> {
         } else {
             Plan::Inners(list)
         }
+    }
+
+    /// Where the command of a `find -exec` starting at word `start` ends:
+    /// its `;`, or the `+` after a `{}`, or `b`.
+    pub(super) fn exec_end(&self, start: usize, b: usize) -> usize {
+        let mut end = start;
+        while end < b {
+            let v = self.v(end);
+            if v == ";" || (v == "+" && end > start && self.v(end - 1) == "{}") {
+                break;
+            }
+            end += 1;
+        }
+        end
     }
 
     fn watch(&self, prog: usize, b: usize) -> Plan {

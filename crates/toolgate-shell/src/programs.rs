@@ -1428,15 +1428,7 @@ impl Parser<'_, '_, '_> {
         while i < b {
             if matches!(self.v(i), "-exec" | "-execdir" | "-ok" | "-okdir") {
                 self.scan(&entries, from, i, None, fx);
-                let start = i + 1;
-                let mut end = start;
-                while end < b {
-                    let v = self.v(end);
-                    if v == ";" || (v == "+" && end > start && self.v(end - 1) == "{}") {
-                        break;
-                    }
-                    end += 1;
-                }
+                let end = self.exec_end(i + 1, b);
                 i = end + 1;
                 from = i;
             } else {

@@ -160,24 +160,13 @@ fn reaches(p: &[Seg], q: &[Seg]) -> bool {
     if p.is_empty() {
         return true;
     }
-    // seen[i * (q.len() + 1) + j]: p[..i] and q[..j] can match the same
-    // segments.
-    let w = q.len() + 1;
-    let mut seen = vec![false; (p.len() + 1) * w];
-    let mut stack = vec![(0usize, 0usize)];
-    while let Some((i, j)) = stack.pop() {
-        let Some(slot) = seen.get_mut(i * w + j) else {
-            continue;
-        };
-        if *slot {
-            continue;
-        }
-        *slot = true;
+    // A state (i, j): p[..i] and q[..j] can match the same segments.
+    explore(p.len(), q.len(), |(i, j), stack| {
         if i == p.len() {
             return true;
         }
         let (Some(ps), qs) = (p.get(i), q.get(j)) else {
-            continue;
+            return false;
         };
         match (ps, qs) {
             (Seg::Any, None) => stack.push((i + 1, j)),
@@ -200,25 +189,15 @@ fn reaches(p: &[Seg], q: &[Seg]) -> bool {
                 }
             }
         }
-    }
-    false
+        false
+    })
 }
 
 /// Whether some segment name matches both token lists. Two classes are
 /// taken to overlap: the answer may be yes where none does, never no where
 /// one does.
 fn meet(a: &[Tok], b: &[Tok]) -> bool {
-    let w = b.len() + 1;
-    let mut seen = vec![false; (a.len() + 1) * w];
-    let mut stack = vec![(0usize, 0usize)];
-    while let Some((i, j)) = stack.pop() {
-        let Some(slot) = seen.get_mut(i * w + j) else {
-            continue;
-        };
-        if *slot {
-            continue;
-        }
-        *slot = true;
+    explore(a.len(), b.len(), |(i, j), stack| {
         let (x, y) = (a.get(i), b.get(j));
         match (x, y) {
             (None, None) => return true,
@@ -248,6 +227,35 @@ fn meet(a: &[Tok], b: &[Tok]) -> bool {
                 }
             }
             _ => {}
+        }
+        false
+    })
+}
+
+/// A search over the pairs (i, j), i ≤ `rows`, j ≤ `cols`, from (0, 0):
+/// `step` is given each pair once, pushes the pairs it leads to, and says
+/// whether the pair is a goal. Whether a goal is reached.
+fn explore(
+    rows: usize,
+    cols: usize,
+    mut step: impl FnMut((usize, usize), &mut Vec<(usize, usize)>) -> bool,
+) -> bool {
+    let w = cols + 1;
+    let mut seen = vec![false; (rows + 1) * w];
+    let mut stack = vec![(0usize, 0usize)];
+    while let Some((i, j)) = stack.pop() {
+        if i > rows || j > cols {
+            continue;
+        }
+        let Some(slot) = seen.get_mut(i * w + j) else {
+            continue;
+        };
+        if *slot {
+            continue;
+        }
+        *slot = true;
+        if step((i, j), &mut stack) {
+            return true;
         }
     }
     false
