@@ -6,7 +6,7 @@ use std::io::Read;
 
 /// Reads `len` bytes written as hex, from `arg` itself when it is that
 /// many hex digits, else from the file it names.
-pub fn read_hex<const N: usize>(arg: &str, what: &str) -> Result<[u8; N], String> {
+pub(crate) fn read_hex<const N: usize>(arg: &str, what: &str) -> Result<[u8; N], String> {
     let text = if arg.len() == 2 * N && arg.bytes().all(|b| b.is_ascii_hexdigit()) {
         arg.to_string()
     } else {
@@ -41,7 +41,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Makes a key pair from the system's random source: `out` holds the
 /// secret seed (readable by its owner only), `out.pub` the public key.
-pub fn keygen(out: &str) -> Result<String, String> {
+pub(crate) fn keygen(out: &str) -> Result<String, String> {
     let mut seed = [0u8; toolgate::artifact::SECRET_KEY_LEN];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut seed))

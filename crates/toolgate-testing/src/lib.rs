@@ -45,3 +45,16 @@ pub mod reseal;
 pub mod rubric;
 pub mod strategies;
 pub mod workload;
+
+/// What a differential check found: the engines disagreed, or one of them
+/// refused what the other took, in words a failing test prints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch(pub String);
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Mismatch {}

@@ -129,7 +129,11 @@ impl StrategyCase {
 ///
 /// The rule set and the value on which two engines disagree, or a build
 /// that only one engine refused.
-pub fn check_strategies(case: &StrategyCase) -> Result<(), String> {
+pub fn check_strategies(case: &StrategyCase) -> std::result::Result<(), crate::Mismatch> {
+    check_strategies_inner(case).map_err(crate::Mismatch)
+}
+
+fn check_strategies_inner(case: &StrategyCase) -> std::result::Result<(), String> {
     let doc = case.document();
     let Ok(policy) = toolgate::policy::doc::from_value(&doc, None) else {
         return Ok(());

@@ -17,7 +17,11 @@ use toolgate::syntax::parse_rules;
 /// # Errors
 ///
 /// A message saying which property failed, on what.
-pub fn check_parse(text: &str) -> Result<(), String> {
+pub fn check_parse(text: &str) -> std::result::Result<(), crate::Mismatch> {
+    check_parse_inner(text).map_err(crate::Mismatch)
+}
+
+fn check_parse_inner(text: &str) -> std::result::Result<(), String> {
     match parse_rules(text) {
         Ok(rules) => {
             let printed = rules.iter().map(|t| t.text()).collect::<Vec<_>>().join(" ");

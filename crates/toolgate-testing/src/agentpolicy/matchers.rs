@@ -109,7 +109,11 @@ impl fmt::Display for MatcherCase {
 ///
 /// A message naming both answers, with the case as a matchers-format
 /// conformance file holding the reference's answer; or the build error.
-pub fn check_matcher(c: &MatcherCase) -> std::result::Result<bool, String> {
+pub fn check_matcher(c: &MatcherCase) -> std::result::Result<bool, crate::Mismatch> {
+    check_matcher_inner(c).map_err(crate::Mismatch)
+}
+
+fn check_matcher_inner(c: &MatcherCase) -> std::result::Result<bool, String> {
     let spec = normal_spec(c.spec.clone());
     // Arguments holding a NUL byte are unreadable, and unreadable arguments
     // match no specifier.
