@@ -101,7 +101,7 @@ fuzz_target!(|data: &[u8]| {
         call.cwd = Some("/repo".into());
     }
     let compiled = match Engine::build(&l.policy) {
-        Ok(e) => l.evaluator(Box::new(e)),
+        Ok(e) => l.evaluator(Box::new(e.into_session())),
         Err(d) => panic!("the target's settings do not build: {d}"),
     };
     let registry = toolgate::builtins::registry();

@@ -466,7 +466,7 @@ fn rubric_bundle(
         Ok(b) => {
             for w in &b.warnings {
                 let d = toolgate::Diagnostics::one(w.clone()).in_file(path);
-                eprint!("{}", d.first().render(None).replacen("error", "warning", 1));
+                eprint!("{}", d.first().clone().as_warning().render(None));
             }
             for e in b.compile_errors() {
                 eprintln!("warning: {e}");
@@ -527,12 +527,7 @@ fn authensor_policies(path: &str, format: Option<Format>) -> Result<Option<Polic
         Ok(ps) => {
             for w in &ps.warnings {
                 let d = Diagnostics::one(w.clone()).in_file(path);
-                eprint!(
-                    "{}",
-                    d.first()
-                        .render(Some(&text))
-                        .replacen("error", "warning", 1)
-                );
+                eprint!("{}", d.first().clone().as_warning().render(Some(&text)));
             }
             Ok(Some(ps))
         }
@@ -627,7 +622,7 @@ fn build_policy(path: &str, format: Option<Format>) -> Result<Engine<'static>, E
     match Engine::build_with(&policy, &registry()) {
         Ok(e) => {
             for w in e.warnings() {
-                eprint!("{}", w.render(Some(&text)).replacen("error", "warning", 1));
+                eprint!("{}", w.clone().as_warning().render(Some(&text)));
             }
             Ok(e)
         }
@@ -1055,7 +1050,7 @@ fn decide_bundle(path: &str, calls: &str, options: &LoadOptions, intake: Intake)
         .registry(registry())
         .load_options(*options);
     match builder.open(&bytes, Format::Artifact) {
-        Ok(Opened::Rules(engine)) => decide(&engine, calls, intake, &|c| c),
+        Ok(Opened::Rules(engine)) => decide(&engine.session(), calls, intake, &|c| c),
         Ok(Opened::Rubric(engine)) => decide_rubric(&engine, calls, intake),
         Ok(Opened::Authensor(engine)) => decide_authensor(&engine, calls, intake),
         Ok(other) => {

@@ -239,6 +239,13 @@ impl Call {
         self
     }
 
+    /// Places the call under grant scope `scope` (a run or a conversation):
+    /// the grant sets of that scope apply to it beside the unscoped ones.
+    pub fn in_scope(mut self, scope: impl Into<String>) -> Call {
+        self.scope = Some(scope.into());
+        self
+    }
+
     /// Reads a call object: `{"tool", "args", "run_id"?, "call_id"?,
     /// "confined"?, "scope"?}`. Claude Code's shape, `{"tool_name",
     /// "tool_input", "tool_use_id"?}`, is read too.

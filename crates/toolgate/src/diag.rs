@@ -1,10 +1,14 @@
 //! Diagnostics: spans into the text a user wrote, error kinds, and rendering.
 //!
 //! Every error toolgate reports about a policy is a [`Diagnostic`]: a stable
-//! kind (`empty_specifier`, `no_matcher`, …), a lowercase message that names
+//! [`DiagnosticKind`] (`empty_specifier`, `no_matcher`, …) with its
+//! [`Severity`], a lowercase message that names
 //! what the user wrote in backticks, an optional help line saying what to do,
 //! and where it is: the file, the place in the document (`sources[1].deny`),
 //! and a byte span that [`Diagnostic::render`] turns into line and column.
+//! A diagnostic is also a [`miette::Diagnostic`] (code, severity, help and a
+//! label on its span), so a host renders it with miette's handlers once it
+//! attaches the file's text ([`Diagnostic::report`]).
 //! Depends on nothing else in the crate.
 
 use std::fmt;
@@ -42,12 +46,209 @@ pub struct Location {
     pub span: Option<Span>,
 }
 
+/// How serious a diagnostic is: an error stops the build, a warning is
+/// reported beside the engine it did not stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Severity {
+    /// Reported; the build goes on.
+    Warning,
+    /// The build stops.
+    Error,
+}
+
+/// What a [`Diagnostic`] is about: a stable, machine-readable kind whose
+/// [`name`](DiagnosticKind::name) never changes (tests, conformance files and
+/// hosts match on it), and its usual [`Severity`].
+///
+/// ```
+/// use toolgate::diag::{DiagnosticKind, Severity};
+/// let k = DiagnosticKind::from_name("no_matcher");
+/// assert_eq!(k, Some(DiagnosticKind::NoMatcher));
+/// assert_eq!(DiagnosticKind::NoMatcher.severity(), Severity::Error);
+/// assert_eq!(DiagnosticKind::DuplicateRule.severity(), Severity::Warning);
+/// assert_eq!(DiagnosticKind::DuplicateRule.to_string(), "duplicate_rule");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DiagnosticKind {
+    /// Grammar: a rule's parentheses do not balance.
+    UnbalancedParentheses,
+    /// Grammar: a rule has no tool name before its specifier.
+    MissingToolName,
+    /// Grammar: text follows a rule's closing parenthesis.
+    TextAfterSpecifier,
+    /// Grammar: `Tool()`, a specifier with nothing in it.
+    EmptySpecifier,
+    /// Grammar: `Tool(!)`, a carve-out with nothing after the `!`.
+    EmptyCarveOut,
+    /// Grammar: parentheses nested past the grammar's limit.
+    NestingTooDeep,
+    /// A control character or NUL in a rule or a name.
+    ControlCharacter,
+    /// A rule that cannot be built: a tool glob with a specifier, a name that is not a tool.
+    InvalidRule,
+    /// A specifier the tool's matcher kind refuses.
+    InvalidSpecifier,
+    /// A rule with a specifier for a tool that has no matcher.
+    NoMatcher,
+    /// A policy that says no default decision.
+    NoDefault,
+    /// A tool-name glob where the list does not allow one.
+    ToolGlob,
+    /// A matcher kind no registry entry provides.
+    UnknownKind,
+    /// A splitter no registry entry provides.
+    UnknownSplitter,
+    /// A rule written more than once, folded into one.
+    DuplicateRule,
+    /// A pattern whose automaton exceeds the compile limits.
+    TooComplex,
+    /// A document or table past its size limit.
+    TooLarge,
+    /// A policy document that does not read: bad JSON or TOML, a member of the wrong type.
+    InvalidDocument,
+    /// A member the document format does not define.
+    UnknownMember,
+    /// A Claude Code settings file that does not read.
+    InvalidSettings,
+    /// A Rubric bundle that does not read or validate.
+    InvalidBundle,
+    /// A condition value that must be a string and is not.
+    NonStringValue,
+    /// A `matches` pattern outside the syntax the dialect defines.
+    InvalidPattern,
+    /// An Authensor policy that does not read or validate.
+    InvalidPolicy,
+    /// Authensor: risk rules with no weights to add up.
+    NoRiskWeights,
+    /// Authensor: a sequence rule shorter than it can match.
+    ShortSequence,
+    /// A compiled artifact that does not load.
+    Artifact,
+    /// Something toolgate itself got wrong; please report it.
+    Internal,
+}
+
+impl DiagnosticKind {
+    /// Every kind, in the order declared.
+    pub const ALL: &'static [DiagnosticKind] = &[
+        DiagnosticKind::UnbalancedParentheses,
+        DiagnosticKind::MissingToolName,
+        DiagnosticKind::TextAfterSpecifier,
+        DiagnosticKind::EmptySpecifier,
+        DiagnosticKind::EmptyCarveOut,
+        DiagnosticKind::NestingTooDeep,
+        DiagnosticKind::ControlCharacter,
+        DiagnosticKind::InvalidRule,
+        DiagnosticKind::InvalidSpecifier,
+        DiagnosticKind::NoMatcher,
+        DiagnosticKind::NoDefault,
+        DiagnosticKind::ToolGlob,
+        DiagnosticKind::UnknownKind,
+        DiagnosticKind::UnknownSplitter,
+        DiagnosticKind::DuplicateRule,
+        DiagnosticKind::TooComplex,
+        DiagnosticKind::TooLarge,
+        DiagnosticKind::InvalidDocument,
+        DiagnosticKind::UnknownMember,
+        DiagnosticKind::InvalidSettings,
+        DiagnosticKind::InvalidBundle,
+        DiagnosticKind::NonStringValue,
+        DiagnosticKind::InvalidPattern,
+        DiagnosticKind::InvalidPolicy,
+        DiagnosticKind::NoRiskWeights,
+        DiagnosticKind::ShortSequence,
+        DiagnosticKind::Artifact,
+        DiagnosticKind::Internal,
+    ];
+
+    /// The stable name: `unbalanced_parentheses`, `no_matcher`, …
+    pub fn name(self) -> &'static str {
+        match self {
+            DiagnosticKind::UnbalancedParentheses => "unbalanced_parentheses",
+            DiagnosticKind::MissingToolName => "missing_tool_name",
+            DiagnosticKind::TextAfterSpecifier => "text_after_specifier",
+            DiagnosticKind::EmptySpecifier => "empty_specifier",
+            DiagnosticKind::EmptyCarveOut => "empty_carve_out",
+            DiagnosticKind::NestingTooDeep => "nesting_too_deep",
+            DiagnosticKind::ControlCharacter => "control_character",
+            DiagnosticKind::InvalidRule => "invalid_rule",
+            DiagnosticKind::InvalidSpecifier => "invalid_specifier",
+            DiagnosticKind::NoMatcher => "no_matcher",
+            DiagnosticKind::NoDefault => "no_default",
+            DiagnosticKind::ToolGlob => "tool_glob",
+            DiagnosticKind::UnknownKind => "unknown_kind",
+            DiagnosticKind::UnknownSplitter => "unknown_splitter",
+            DiagnosticKind::DuplicateRule => "duplicate_rule",
+            DiagnosticKind::TooComplex => "too_complex",
+            DiagnosticKind::TooLarge => "too_large",
+            DiagnosticKind::InvalidDocument => "invalid_document",
+            DiagnosticKind::UnknownMember => "unknown_member",
+            DiagnosticKind::InvalidSettings => "invalid_settings",
+            DiagnosticKind::InvalidBundle => "invalid_bundle",
+            DiagnosticKind::NonStringValue => "non_string_value",
+            DiagnosticKind::InvalidPattern => "invalid_pattern",
+            DiagnosticKind::InvalidPolicy => "invalid_policy",
+            DiagnosticKind::NoRiskWeights => "no_risk_weights",
+            DiagnosticKind::ShortSequence => "short_sequence",
+            DiagnosticKind::Artifact => "artifact",
+            DiagnosticKind::Internal => "internal",
+        }
+    }
+
+    /// The kind of that name.
+    pub fn from_name(name: &str) -> Option<DiagnosticKind> {
+        DiagnosticKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == name)
+    }
+
+    /// The severity a diagnostic of this kind has unless it says otherwise.
+    pub fn severity(self) -> Severity {
+        match self {
+            DiagnosticKind::DuplicateRule
+            | DiagnosticKind::NoRiskWeights
+            | DiagnosticKind::ShortSequence => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+}
+
+impl fmt::Display for DiagnosticKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<str> for DiagnosticKind {
+    fn eq(&self, other: &str) -> bool {
+        self.name() == other
+    }
+}
+
+impl PartialEq<&str> for DiagnosticKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl serde::Serialize for DiagnosticKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// One error (or warning) about a policy, a call or an artifact.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     /// A stable, machine-readable kind: `unbalanced_parentheses`,
     /// `no_matcher`, `invalid_document`, …
-    pub kind: &'static str,
+    pub kind: DiagnosticKind,
+    /// Whether it stops the build; the kind's own severity unless a front
+    /// end says otherwise ([`Diagnostic::as_warning`]).
+    pub severity: Severity,
     /// The lowercase message, naming what the user wrote in backticks.
     pub message: String,
     /// What to do about it.
@@ -61,9 +262,10 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A diagnostic of `kind` with `message` and nowhere in particular.
-    pub fn new(kind: &'static str, message: impl Into<String>) -> Diagnostic {
+    pub fn new(kind: DiagnosticKind, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             kind,
+            severity: kind.severity(),
             message: message.into(),
             help: None,
             location: Location::default(),
@@ -89,12 +291,46 @@ impl Diagnostic {
         self
     }
 
+    /// The same diagnostic reported as a warning: what an error of this
+    /// kind is where the front end goes on (an unknown tool in a hook).
+    pub fn as_warning(mut self) -> Diagnostic {
+        self.severity = Severity::Warning;
+        self
+    }
+
+    /// The diagnostic with the text of the file it points into, as a
+    /// [`miette::Report`] that miette's handlers render with the span
+    /// labelled.
+    ///
+    /// ```
+    /// use toolgate::{Engine, Policy};
+    /// let text = r#"{"default": "ask", "allow": "Read Bash() Edit"}"#;
+    /// let err = Policy::from_json(text).and_then(|p| Engine::build(&p).map(|_| ()));
+    /// let d = err.err().map(|d| d.first().clone());
+    /// let report = d.map(|d| d.report(text));
+    /// let code = report.as_ref().and_then(|r| r.code()).map(|c| c.to_string());
+    /// assert_eq!(code.as_deref(), Some("empty_specifier"));
+    /// ```
+    pub fn report(self, source: &str) -> miette::Report {
+        let name = if self.location.file.is_empty() {
+            "<policy>".to_string()
+        } else {
+            self.location.file.clone()
+        };
+        miette::Report::new(self)
+            .with_source_code(miette::NamedSource::new(name, source.to_string()))
+    }
+
     /// Renders the diagnostic for a terminal: the message, `--> file:line:col`
     /// with the document path, the line of `source` with the span underlined,
     /// and the help. `source` is the whole text of the file the location
     /// points into, when it is at hand.
     pub fn render(&self, source: Option<&str>) -> String {
-        let mut out = format!("error[{}]: {}\n", self.kind, self.message);
+        let level = match self.severity {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        let mut out = format!("{level}[{}]: {}\n", self.kind, self.message);
         let loc = &self.location;
         let line_col = match (source, loc.span) {
             (Some(src), Some(span)) => Some(line_col(src, span.start)),
@@ -171,6 +407,38 @@ impl fmt::Display for Diagnostic {
 }
 
 impl std::error::Error for Diagnostic {}
+
+impl miette::Diagnostic for Diagnostic {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.kind))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.severity {
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Error => miette::Severity::Error,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display + 'a>)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        let span = self.location.span?;
+        let label = if self.token.is_empty() {
+            None
+        } else {
+            Some(format!("`{}`", self.token))
+        };
+        let len = span.end.saturating_sub(span.start);
+        Some(Box::new(std::iter::once(miette::LabeledSpan::new(
+            label, span.start, len,
+        ))))
+    }
+}
 
 /// A non-empty list of diagnostics; its `Display` shows the first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -287,16 +555,82 @@ mod tests {
     }
 
     #[test]
+    fn kind_names_are_unique_and_read_back() {
+        let mut seen = std::collections::HashSet::new();
+        for &k in DiagnosticKind::ALL {
+            assert!(seen.insert(k.name()), "{} twice", k.name());
+            assert_eq!(DiagnosticKind::from_name(k.name()), Some(k));
+            assert!(k
+                .name()
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_'));
+        }
+        assert_eq!(DiagnosticKind::from_name("no_such_kind"), None);
+    }
+
+    #[test]
+    fn a_warning_renders_as_one() {
+        let d = Diagnostic::new(
+            DiagnosticKind::DuplicateRule,
+            "rule `Read` is written twice",
+        );
+        assert_eq!(d.severity, Severity::Warning);
+        assert!(d.render(None).starts_with("warning[duplicate_rule]: "));
+        let e = Diagnostic::new(DiagnosticKind::NoMatcher, "an error that says error");
+        assert!(e.render(None).starts_with("error[no_matcher]: "));
+        let w = e.as_warning();
+        assert!(w
+            .render(None)
+            .starts_with("warning[no_matcher]: an error that says error"));
+    }
+
+    #[test]
+    fn miette_renders_the_code_the_help_and_the_span() {
+        let src = "{\n  \"allow\": \"Read Bash() Edit\"\n}\n";
+        let start = src.find("Bash()").unwrap_or(0);
+        let d = Diagnostic::new(
+            DiagnosticKind::EmptySpecifier,
+            "rule `Bash()` has an empty specifier",
+        )
+        .with_help("write `Bash` for every call")
+        .with_token("Bash()")
+        .at(Location {
+            file: "p.json".into(),
+            path: "allow".into(),
+            span: Some(Span::new(start, start + 6)),
+        });
+        let report = d.report(src);
+        let mut out = String::new();
+        let handler = miette::NarratableReportHandler::new();
+        let shown = handler.render_report(&mut out, report.as_ref());
+        assert!(shown.is_ok());
+        assert!(
+            out.contains("rule `Bash()` has an empty specifier"),
+            "{out}"
+        );
+        assert!(out.contains("empty_specifier"), "{out}");
+        assert!(out.contains("write `Bash` for every call"), "{out}");
+        assert!(out.contains("p.json"), "{out}");
+        assert!(
+            out.contains("label at line 2, columns 18 to 23: `Bash()`"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn render_points_at_the_span() {
         let src = "{\n  \"allow\": \"Read Bash() Edit\"\n}\n";
         let start = src.find("Bash()").unwrap_or(0);
-        let d = Diagnostic::new("empty_specifier", "rule `Bash()` has an empty specifier")
-            .with_help("write `Bash` for every call")
-            .at(Location {
-                file: "p.json".into(),
-                path: "allow".into(),
-                span: Some(Span::new(start, start + 6)),
-            });
+        let d = Diagnostic::new(
+            DiagnosticKind::EmptySpecifier,
+            "rule `Bash()` has an empty specifier",
+        )
+        .with_help("write `Bash` for every call")
+        .at(Location {
+            file: "p.json".into(),
+            path: "allow".into(),
+            span: Some(Span::new(start, start + 6)),
+        });
         let text = d.render(Some(src));
         assert!(text.contains("--> p.json:2:18 (at `allow`)"), "{text}");
         assert!(text.contains("^^^^^^\n"), "{text}");

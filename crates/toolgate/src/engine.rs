@@ -1,12 +1,21 @@
-//! The engine: a compiled policy, the grant sets in force, and verdicts.
+//! The engine: a compiled policy, the sessions that hold grant sets beside
+//! it, and verdicts.
 //!
-//! [`Engine`] is the library's front door. It compiles a [`Policy`] (or, in
-//! a later release, loads compiled tables), decides calls and batches with
-//! the runtime, renders verdicts with the reference texts, activates and
-//! revokes grant sets, and filters the tools offered to a model.
+//! [`Engine`] compiles a [`Policy`] or loads compiled tables, decides calls
+//! and batches with the runtime, renders verdicts with the reference texts,
+//! and filters the tools offered to a model. It never changes once built:
+//! it is `Send + Sync`, and one engine behind an [`Arc`] serves every thread
+//! and every session of a gateway.
 //!
-//! [`Evaluator`] is what every engine offers the conformance harness: the
-//! compiled engine here and the reference evaluator answer through it.
+//! What changes during a conversation lives beside it. A [`Session`] pairs
+//! an engine with the grant sets ([`Grants`]) a user activated, and decides
+//! over both; its grants can be taken out ([`Session::into_grants`]), kept
+//! between requests, and put back, on the same engine or on the policy that
+//! replaced it.
+//!
+//! [`Evaluator`] is what every stateful evaluator offers the conformance
+//! harness: a [`Session`] over the compiled engine and the reference
+//! evaluator answer through it.
 
 use crate::artifact::{self, LoadError, LoadOptions};
 use crate::call::{Args, Call};
@@ -71,9 +80,69 @@ struct ActiveSet {
     source: Source,
     prog: Program<'static>,
     n_rules: usize,
+    /// The set as the user gave it: what [`Session::with_grants`]
+    /// activates again on an engine other than the one that checked it.
+    set: RuleSet,
 }
 
-/// A compiled policy and the grant sets in force.
+/// The grant sets a session activated, in activation order, apart from
+/// the engine they were checked against: what a gateway keeps for a
+/// conversation between two requests.
+///
+/// ```
+/// use toolgate::{Call, Decision, Engine, Grants, Policy, RuleLists, RuleSet, Session, Source};
+/// let engine = Engine::build(&Policy::from_json(r#"{"default": "deny", "ask": "bash"}"#)?)?;
+/// let mut session = engine.session();
+/// let set = RuleSet {
+///     source: Source { name: "user".into(), trusted: true, ..Source::default() },
+///     lists: RuleLists::parse("bash", "", "")?,
+///     ..RuleSet::default()
+/// };
+/// assert_eq!(session.grant_set(&set, None).granted, ["bash"]);
+/// let kept: Grants = session.into_grants();
+/// // A later request: the same grants over the same engine.
+/// let session = Session::with_grants(&engine, kept);
+/// assert_eq!(session.decide(&Call::new("bash", "{}")).decision, Decision::Allow);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Grants {
+    /// The engine the sets were checked against ([`Engine::id`]); `0` for
+    /// no sets.
+    engine: u64,
+    sets: Vec<ActiveSet>,
+}
+
+impl Grants {
+    /// No grant sets.
+    pub fn new() -> Grants {
+        Grants::default()
+    }
+
+    /// Whether no set is in force.
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+
+    /// The grant sets in force: source and scope, in activation order.
+    pub fn list(&self) -> Vec<(Source, Option<String>)> {
+        self.sets
+            .iter()
+            .map(|s| (s.source.clone(), s.scope.clone()))
+            .collect()
+    }
+}
+
+/// Gives each engine built or loaded an identity of its own, so grants
+/// checked against one are never read as checked against another.
+fn next_engine_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A compiled policy: immutable, `Send + Sync`, shared by every session
+/// (see [`Session`] for grant sets).
 ///
 /// ```
 /// use toolgate::{Call, Decision, Engine, Policy};
@@ -96,7 +165,8 @@ struct ActiveSet {
 pub struct Engine<'a> {
     program: Program<'a>,
     registry: Registry,
-    sets: Vec<ActiveSet>,
+    /// This engine's identity ([`Engine::id`]), shared by its clones.
+    id: u64,
     /// What check said that did not stop the build (none for an engine
     /// loaded from an artifact).
     warnings: Vec<crate::diag::Diagnostic>,
@@ -150,7 +220,7 @@ impl Engine<'static> {
         Ok(Engine {
             program,
             registry: registry.clone(),
-            sets: Vec::new(),
+            id: next_engine_id(),
             warnings,
         })
     }
@@ -208,13 +278,13 @@ impl<'a> Engine<'a> {
         Ok(Engine {
             program,
             registry: registry.clone(),
-            sets: Vec::new(),
+            id: next_engine_id(),
             warnings: Vec::new(),
         })
     }
 
     /// The policy's tables as an artifact. Grant sets are not written: they
-    /// belong to a session, not to the policy.
+    /// belong to a [`Session`], not to the policy.
     pub fn to_bytes(&self) -> Vec<u8> {
         artifact::write(&self.program, artifact::ProgramKind::RuleLists)
     }
@@ -225,7 +295,7 @@ impl<'a> Engine<'a> {
         Engine {
             program: self.program.into_owned(),
             registry: self.registry,
-            sets: self.sets,
+            id: self.id,
             warnings: self.warnings,
         }
     }
@@ -241,79 +311,53 @@ impl<'a> Engine<'a> {
         &self.program
     }
 
-    /// The components a call under `scope` is decided over: the policy, the
-    /// unscoped sets, then the sets of the scope, in activation order.
-    fn components(&self, scope: Option<&str>) -> Vec<Component<'_, 'a>> {
-        let scope = scope.filter(|s| !s.is_empty());
-        let mut comps: Vec<Component<'_, 'a>> = Vec::with_capacity(1 + self.sets.len());
-        comps.push(Component {
-            prog: &self.program,
-            set: None,
-        });
-        for s in &self.sets {
-            if s.scope.is_none() {
-                comps.push(Component {
-                    prog: &s.prog,
-                    set: Some((s.source.rank, s.source.name.as_str())),
-                });
-            }
+    /// This engine's identity: unique to each engine built or loaded in the
+    /// process, shared by its clones and by [`Engine::into_owned`].
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// A session over this engine with no grant sets.
+    pub fn session(&self) -> Session<'_, 'a> {
+        Session::new(self)
+    }
+
+    /// A session that owns this engine (through an [`Arc`]): what a caller
+    /// that keeps one engine per session, or boxes a [`dyn Evaluator`],
+    /// holds.
+    ///
+    /// [`dyn Evaluator`]: Evaluator
+    pub fn into_session(self) -> Session<'static, 'a> {
+        Session::shared(Arc::new(self))
+    }
+
+    /// The policy alone: no grant sets beside it.
+    fn view(&self) -> View<'_, 'a> {
+        View {
+            engine: self,
+            sets: &[],
         }
-        if let Some(sc) = scope {
-            for s in &self.sets {
-                if s.scope.as_deref() == Some(sc) {
-                    comps.push(Component {
-                        prog: &s.prog,
-                        set: Some((s.source.rank, s.source.name.as_str())),
-                    });
-                }
-            }
-        }
-        comps
     }
 
     /// Decides a call on its own, without rendering text: the decision and
     /// what it rests on. This is the gateway's fast path.
     pub fn decide_result(&self, call: &Call) -> CallResult {
-        if self.sets.is_empty() {
-            let comps = [Component {
-                prog: &self.program,
-                set: None,
-            }];
-            return runtime::decide_call(&comps, call);
-        }
-        runtime::decide_call(&self.components(call.scope.as_deref()), call)
+        self.view().decide_result(call)
     }
 
     /// Decides one call (a batch of one).
     pub fn decide(&self, call: &Call) -> Verdict {
-        self.would(call)
+        self.view().would(call)
     }
 
     /// The verdict a call would get on its own, without a batch hold.
     pub fn would(&self, call: &Call) -> Verdict {
-        let r = self.decide_result(call);
-        if self.sets.is_empty() {
-            let comps = [Component {
-                prog: &self.program,
-                set: None,
-            }];
-            return render(&comps, call, &r);
-        }
-        render(&self.components(call.scope.as_deref()), call, &r)
+        self.view().would(call)
     }
 
     /// Decides a batch: see [`Evaluator::decide_batch`].
     pub fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
-        let results: Vec<(Verdict, bool)> = calls
-            .iter()
-            .map(|c| {
-                let r = self.decide_result(c);
-                let asks = r.decision == Decision::Ask || matches!(r.basis, Basis::Unevaluable(_));
-                let comps = self.components(c.scope.as_deref());
-                (render(&comps, c, &r), asks)
-            })
-            .collect();
-        hold(results)
+        self.view().decide_batch(calls)
     }
 
     /// The firing rules of the policy whose tool and specifier match a call
@@ -375,51 +419,197 @@ impl<'a> Engine<'a> {
     /// The allow rules of untrusted sources: never evaluated, reported so a
     /// front can say what trusting a source would allow.
     pub fn withheld(&self) -> Vec<RuleRef> {
-        let p = &self.program;
-        let mut out: Vec<RuleRef> = p
-            .withheld()
-            .into_iter()
-            .map(|(text, s)| RuleRef {
-                text,
-                source: p.source_name(s).to_string(),
-                source_hash: p.source_hash(s).to_string(),
-                note: String::new(),
-            })
-            .collect();
-        for s in &self.sets {
-            out.extend(s.prog.withheld().into_iter().map(|(text, _)| RuleRef {
-                text,
-                source: s.source.name.clone(),
-                source_hash: s.source.hash.clone(),
-                note: String::new(),
-            }));
-        }
-        out
+        self.view().withheld()
     }
 
     /// The deny rule that takes `tool` out of the offer, if one does: a bare
     /// deny naming it, or a deny whose tool-name glob matches it, that no
     /// carve-out of the deny list reaches.
     pub fn removes(&self, tool: &str) -> Option<RuleRef> {
-        let comps = self.components(None);
-        for c in &comps {
-            let p = c.prog;
-            for id in bare_candidates(p, tool, List::Deny) {
-                if !reached_by_carve(&comps, p, id) {
-                    return Some(rule_ref(p, id));
-                }
-            }
-        }
-        None
+        self.view().removes(tool)
     }
 
     /// The tools of `tools` the policy does not remove, in order.
     pub fn filter(&self, tools: &[String]) -> Vec<String> {
-        tools
-            .iter()
-            .filter(|t| self.removes(t).is_none())
-            .cloned()
-            .collect()
+        self.view().filter(tools)
+    }
+
+    /// The matcher table, resolved against the registry again.
+    fn tool_infos(&self) -> Vec<ToolInfo> {
+        let p = &self.program;
+        let mut out: Vec<ToolInfo> = (0..p.n_tools())
+            .filter(|&i| {
+                p.tool_field(i).is_some() || p.tool_split(i).is_some() || p.tool_kind(i).is_some()
+            })
+            .map(|i| ToolInfo {
+                name: p.tool_name(i).to_string(),
+                field: p.tool_field(i).map(str::to_string),
+                kind: p.tool_kind(i).and_then(|k| {
+                    p.kinds
+                        .get(i as usize)
+                        .cloned()
+                        .flatten()
+                        .or_else(|| self.registry.kind(k).cloned())
+                        .map(|imp| (k.to_string(), imp))
+                }),
+                split: p.tool_split(i).and_then(|s| {
+                    p.splitters
+                        .get(i as usize)
+                        .cloned()
+                        .flatten()
+                        .or_else(|| self.registry.splitter(s).map(Arc::clone))
+                        .map(|imp| (s.to_string(), imp))
+                }),
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+}
+
+/// How a [`Session`] holds its engine.
+#[derive(Clone, Debug)]
+enum EngineRef<'e, 'a> {
+    Borrowed(&'e Engine<'a>),
+    Shared(Arc<Engine<'a>>),
+}
+
+/// An engine and the grant sets in force beside it: one conversation's
+/// view of a policy.
+///
+/// The engine is borrowed ([`Engine::session`]) or shared
+/// ([`Session::shared`]); the grants are the session's own, so sessions of
+/// one engine never see each other's. A grant set's deny and ask rules apply
+/// at once; its allow rules shadow the ask rules they cover (see
+/// `spec/policy.md`, "Grant sets").
+///
+/// ```
+/// use toolgate::{Call, Decision, Engine, Policy, RuleLists, RuleSet, Source};
+/// let engine = Engine::build(&Policy::from_json(r#"{"default": "allow", "ask": "bash"}"#)?)?;
+/// let mut alice = engine.session();
+/// let bob = engine.session();
+/// let set = RuleSet {
+///     source: Source { name: "alice".into(), trusted: true, ..Source::default() },
+///     lists: RuleLists::parse("bash", "web_fetch", "")?,
+///     ..RuleSet::default()
+/// };
+/// alice.grant_set(&set, None);
+/// let bash = Call::new("bash", "{}");
+/// assert_eq!(alice.decide(&bash).decision, Decision::Allow);
+/// assert_eq!(bob.decide(&bash).decision, Decision::Ask);
+/// assert_eq!(alice.decide(&Call::new("web_fetch", "{}")).decision, Decision::Deny);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Session<'e, 'a> {
+    engine: EngineRef<'e, 'a>,
+    grants: Grants,
+}
+
+impl<'e, 'a> Session<'e, 'a> {
+    /// A session over `engine` with no grant sets.
+    pub fn new(engine: &'e Engine<'a>) -> Session<'e, 'a> {
+        Session {
+            engine: EngineRef::Borrowed(engine),
+            grants: Grants::new(),
+        }
+    }
+
+    /// A session over a shared engine with no grant sets.
+    pub fn shared(engine: Arc<Engine<'a>>) -> Session<'static, 'a> {
+        Session {
+            engine: EngineRef::Shared(engine),
+            grants: Grants::new(),
+        }
+    }
+
+    /// A session over `engine` with `grants` a session kept. Grants checked
+    /// against another engine (the policy was swapped since) are activated
+    /// again, in their order, against this one: a rule the new policy
+    /// refuses is dropped, as [`Session::grant_set`] would refuse it.
+    pub fn with_grants(engine: &'e Engine<'a>, grants: Grants) -> Session<'e, 'a> {
+        let mut s = Session::new(engine);
+        s.restore(grants);
+        s
+    }
+
+    /// [`Session::with_grants`] over a shared engine.
+    pub fn shared_with_grants(engine: Arc<Engine<'a>>, grants: Grants) -> Session<'static, 'a> {
+        let mut s = Session::shared(engine);
+        s.restore(grants);
+        s
+    }
+
+    fn restore(&mut self, grants: Grants) {
+        if grants.is_empty() || grants.engine == self.engine().id {
+            self.grants = grants;
+            return;
+        }
+        for a in grants.sets {
+            self.grant_set(&a.set, a.scope.as_deref());
+        }
+    }
+
+    /// The engine the session decides with.
+    pub fn engine(&self) -> &Engine<'a> {
+        match &self.engine {
+            EngineRef::Borrowed(e) => e,
+            EngineRef::Shared(e) => e,
+        }
+    }
+
+    /// The session's grant sets, to keep for a later request
+    /// ([`Session::with_grants`]).
+    pub fn into_grants(self) -> Grants {
+        self.grants
+    }
+
+    /// The grant sets in force: source and scope, in activation order.
+    pub fn grants(&self) -> Vec<(Source, Option<String>)> {
+        self.grants.list()
+    }
+
+    fn view(&self) -> View<'_, 'a> {
+        View {
+            engine: self.engine(),
+            sets: &self.grants.sets,
+        }
+    }
+
+    /// As [`Engine::decide_result`], with the session's grant sets.
+    pub fn decide_result(&self, call: &Call) -> CallResult {
+        self.view().decide_result(call)
+    }
+
+    /// As [`Engine::decide`], with the session's grant sets.
+    pub fn decide(&self, call: &Call) -> Verdict {
+        self.view().would(call)
+    }
+
+    /// As [`Engine::would`], with the session's grant sets.
+    pub fn would(&self, call: &Call) -> Verdict {
+        self.view().would(call)
+    }
+
+    /// As [`Engine::decide_batch`], with the session's grant sets.
+    pub fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
+        self.view().decide_batch(calls)
+    }
+
+    /// As [`Engine::withheld`], with the untrusted allow rules of the
+    /// session's grant sets after the policy's.
+    pub fn withheld(&self) -> Vec<RuleRef> {
+        self.view().withheld()
+    }
+
+    /// As [`Engine::removes`], with the session's unscoped grant sets.
+    pub fn removes(&self, tool: &str) -> Option<RuleRef> {
+        self.view().removes(tool)
+    }
+
+    /// As [`Engine::filter`], with the session's unscoped grant sets.
+    pub fn filter(&self, tools: &[String]) -> Vec<String> {
+        self.view().filter(tools)
     }
 
     /// Activates a grant set under its source and `scope` (see
@@ -430,8 +620,9 @@ impl<'a> Engine<'a> {
     /// scope replaces the set in place.
     pub fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {
         let scope = scope.filter(|s| !s.is_empty()).map(str::to_string);
-        let aliases = self.program.aliases();
-        let tools = self.tool_infos();
+        let engine = self.engine();
+        let aliases = engine.program.aliases();
+        let tools = engine.tool_infos();
         let arena = bumpalo::Bump::new();
         let mut policy = Policy {
             default: Some(Decision::Ask),
@@ -492,10 +683,10 @@ impl<'a> Engine<'a> {
         // call of this scope is decided beside (less the one replaced), and
         // the set's own deny and ask rules.
         let mut beside: Vec<Component<'_, '_>> = vec![Component {
-            prog: &self.program,
+            prog: &engine.program,
             set: None,
         }];
-        for s in &self.sets {
+        for s in &self.grants.sets {
             let replaced = s.source.name == set.source.name && s.scope == scope;
             if !replaced && (s.scope.is_none() || s.scope == scope) {
                 beside.push(Component {
@@ -548,14 +739,17 @@ impl<'a> Engine<'a> {
             source: set.source.clone(),
             prog,
             n_rules,
+            set: set.clone(),
         };
+        self.grants.engine = self.engine().id;
         match self
+            .grants
             .sets
             .iter_mut()
             .find(|s| s.source.name == set.source.name && s.scope == scope)
         {
             Some(slot) => *slot = active,
-            None => self.sets.push(active),
+            None => self.grants.sets.push(active),
         }
         grant
     }
@@ -564,7 +758,7 @@ impl<'a> Engine<'a> {
     pub fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize {
         let scope = scope.filter(|s| !s.is_empty());
         let mut removed = 0;
-        self.sets.retain(|s| {
+        self.grants.sets.retain(|s| {
             let hit = s.source.name == source && s.scope.as_deref() == scope;
             if hit {
                 removed += s.n_rules;
@@ -578,7 +772,7 @@ impl<'a> Engine<'a> {
     pub fn revoke_scope(&mut self, scope: Option<&str>) -> usize {
         let scope = scope.filter(|s| !s.is_empty());
         let mut removed = 0;
-        self.sets.retain(|s| {
+        self.grants.sets.retain(|s| {
             let hit = s.scope.as_deref() == scope;
             if hit {
                 removed += s.n_rules;
@@ -587,68 +781,167 @@ impl<'a> Engine<'a> {
         });
         removed
     }
+}
 
-    /// The grant sets in force: source and scope, in activation order.
-    pub fn grants(&self) -> Vec<(Source, Option<String>)> {
-        self.sets
-            .iter()
-            .map(|s| (s.source.clone(), s.scope.clone()))
-            .collect()
+/// The policy and the grant sets a call is decided beside: the one place
+/// that decides, for the engine alone and for a session alike.
+#[derive(Clone, Copy)]
+struct View<'x, 'a> {
+    engine: &'x Engine<'a>,
+    sets: &'x [ActiveSet],
+}
+
+impl<'x, 'a> View<'x, 'a> {
+    /// The components a call under `scope` is decided over: the policy, the
+    /// unscoped sets, then the sets of the scope, in activation order.
+    fn components(&self, scope: Option<&str>) -> Vec<Component<'x, 'a>> {
+        let scope = scope.filter(|s| !s.is_empty());
+        let mut comps: Vec<Component<'x, 'a>> = Vec::with_capacity(1 + self.sets.len());
+        comps.push(Component {
+            prog: &self.engine.program,
+            set: None,
+        });
+        for s in self.sets {
+            if s.scope.is_none() {
+                comps.push(Component {
+                    prog: &s.prog,
+                    set: Some((s.source.rank, s.source.name.as_str())),
+                });
+            }
+        }
+        if let Some(sc) = scope {
+            for s in self.sets {
+                if s.scope.as_deref() == Some(sc) {
+                    comps.push(Component {
+                        prog: &s.prog,
+                        set: Some((s.source.rank, s.source.name.as_str())),
+                    });
+                }
+            }
+        }
+        comps
     }
 
-    /// The matcher table, resolved against the registry again.
-    fn tool_infos(&self) -> Vec<ToolInfo> {
-        let p = &self.program;
-        let mut out: Vec<ToolInfo> = (0..p.n_tools())
-            .filter(|&i| {
-                p.tool_field(i).is_some() || p.tool_split(i).is_some() || p.tool_kind(i).is_some()
-            })
-            .map(|i| ToolInfo {
-                name: p.tool_name(i).to_string(),
-                field: p.tool_field(i).map(str::to_string),
-                kind: p.tool_kind(i).and_then(|k| {
-                    p.kinds
-                        .get(i as usize)
-                        .cloned()
-                        .flatten()
-                        .or_else(|| self.registry.kind(k).cloned())
-                        .map(|imp| (k.to_string(), imp))
-                }),
-                split: p.tool_split(i).and_then(|s| {
-                    p.splitters
-                        .get(i as usize)
-                        .cloned()
-                        .flatten()
-                        .or_else(|| self.registry.splitter(s).map(Arc::clone))
-                        .map(|imp| (s.to_string(), imp))
-                }),
+    /// Decides a call on its own, without rendering text: the decision and
+    /// what it rests on. This is the gateway's fast path.
+    pub fn decide_result(&self, call: &Call) -> CallResult {
+        if self.sets.is_empty() {
+            let comps = [Component {
+                prog: &self.engine.program,
+                set: None,
+            }];
+            return runtime::decide_call(&comps, call);
+        }
+        runtime::decide_call(&self.components(call.scope.as_deref()), call)
+    }
+
+    /// The verdict a call would get on its own, without a batch hold.
+    pub fn would(&self, call: &Call) -> Verdict {
+        let r = self.decide_result(call);
+        if self.sets.is_empty() {
+            let comps = [Component {
+                prog: &self.engine.program,
+                set: None,
+            }];
+            return render(&comps, call, &r);
+        }
+        render(&self.components(call.scope.as_deref()), call, &r)
+    }
+
+    /// Decides a batch: see [`Evaluator::decide_batch`].
+    pub fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
+        let results: Vec<(Verdict, bool)> = calls
+            .iter()
+            .map(|c| {
+                let r = self.decide_result(c);
+                let asks = r.decision == Decision::Ask || matches!(r.basis, Basis::Unevaluable(_));
+                let comps = self.components(c.scope.as_deref());
+                (render(&comps, c, &r), asks)
             })
             .collect();
-        out.sort_by(|a, b| a.name.cmp(&b.name));
+        hold(results)
+    }
+
+    /// The allow rules of untrusted sources: never evaluated, reported so a
+    /// front can say what trusting a source would allow.
+    pub fn withheld(&self) -> Vec<RuleRef> {
+        let p = &self.engine.program;
+        let mut out: Vec<RuleRef> = p
+            .withheld()
+            .into_iter()
+            .map(|(text, s)| RuleRef {
+                text,
+                source: p.source_name(s).to_string(),
+                source_hash: p.source_hash(s).to_string(),
+                note: String::new(),
+            })
+            .collect();
+        for s in self.sets {
+            out.extend(s.prog.withheld().into_iter().map(|(text, _)| RuleRef {
+                text,
+                source: s.source.name.clone(),
+                source_hash: s.source.hash.clone(),
+                note: String::new(),
+            }));
+        }
         out
+    }
+
+    /// The deny rule that takes `tool` out of the offer, if one does: a bare
+    /// deny naming it, or a deny whose tool-name glob matches it, that no
+    /// carve-out of the deny list reaches.
+    pub fn removes(&self, tool: &str) -> Option<RuleRef> {
+        let comps = self.components(None);
+        for c in &comps {
+            let p = c.prog;
+            for id in bare_candidates(p, tool, List::Deny) {
+                if !reached_by_carve(&comps, p, id) {
+                    return Some(rule_ref(p, id));
+                }
+            }
+        }
+        None
+    }
+
+    /// The tools of `tools` the policy does not remove, in order.
+    pub fn filter(&self, tools: &[String]) -> Vec<String> {
+        tools
+            .iter()
+            .filter(|t| self.removes(t).is_none())
+            .cloned()
+            .collect()
     }
 }
 
-impl Evaluator for Engine<'_> {
+impl Evaluator for Session<'_, '_> {
     fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
-        Engine::decide_batch(self, calls)
+        Session::decide_batch(self, calls)
     }
     fn would(&self, call: &Call) -> Verdict {
-        Engine::would(self, call)
+        Session::would(self, call)
     }
     fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {
-        Engine::grant_set(self, set, scope)
+        Session::grant_set(self, set, scope)
     }
     fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize {
-        Engine::revoke(self, source, scope)
+        Session::revoke(self, source, scope)
     }
     fn revoke_scope(&mut self, scope: Option<&str>) -> usize {
-        Engine::revoke_scope(self, scope)
+        Session::revoke_scope(self, scope)
     }
     fn filter(&self, tools: &[String]) -> Vec<String> {
-        Engine::filter(self, tools)
+        Session::filter(self, tools)
     }
 }
+
+// A gateway shares one engine across threads; a field that broke this
+// would break every such caller, so it breaks the build here first.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Engine<'static>>();
+    shared::<Grants>();
+    shared::<Session<'static, 'static>>();
+};
 
 /// Why an allow rule of a grant set is not activated.
 enum Refused {

@@ -15,6 +15,7 @@ use crate::artifact::{self, LoadError, LoadOptions, ProgramKind};
 use crate::authensor::{AuthensorEngine, Policies};
 use crate::claude::{self, ClaudeEvaluator, Environment, Scope, SettingsFile};
 use crate::compile::Limits;
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::Engine;
 use crate::policy::Policy;
@@ -250,7 +251,10 @@ impl EngineBuilder {
                 };
                 let loaded = claude::load(&[file], &self.claude)?;
                 let engine = Engine::build_limited(&loaded.policy, &self.registry, self.limits)?;
-                Opened::ClaudeCode(ClaudeEvaluator::new(Box::new(engine), loaded.mcp_allow))
+                Opened::ClaudeCode(ClaudeEvaluator::new(
+                    Box::new(engine.into_session()),
+                    loaded.mcp_allow,
+                ))
             }
             Format::Rubric => Opened::Rubric(RubricEngine::build_limited(
                 &Bundle::from_json(text)?,
@@ -288,6 +292,6 @@ impl EngineBuilder {
 pub fn diagnostic(e: &OpenError) -> Diagnostic {
     match e {
         OpenError::Document(d) => d.first().clone(),
-        other => Diagnostic::new("invalid_document", other.to_string()),
+        other => Diagnostic::new(DiagnosticKind::InvalidDocument, other.to_string()),
     }
 }

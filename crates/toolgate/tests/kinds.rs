@@ -97,8 +97,8 @@ fn engines() -> Vec<(&'static str, Box<dyn Evaluator>)> {
             "reference",
             Box::new(Reference::build(&policy, &registry()).unwrap()),
         ),
-        ("compiled", Box::new(compiled)),
-        ("artifact", Box::new(loaded)),
+        ("compiled", Box::new(compiled.into_session())),
+        ("artifact", Box::new(loaded.into_session())),
     ]
 }
 

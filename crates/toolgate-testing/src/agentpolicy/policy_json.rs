@@ -171,7 +171,11 @@ fn mutate(u: &mut Unstructured<'_>, v: &mut Value, depth: usize) -> Result<()> {
 /// # Errors
 ///
 /// A message saying which property failed, with the document.
-pub fn check_policy_json(v: &Value) -> std::result::Result<(), String> {
+pub fn check_policy_json(v: &Value) -> std::result::Result<(), crate::Mismatch> {
+    check_policy_json_inner(v).map_err(crate::Mismatch)
+}
+
+fn check_policy_json_inner(v: &Value) -> std::result::Result<(), String> {
     let text = v.to_string();
     let from_text = Policy::from_json(&text);
     let from_value = toolgate::policy::doc::from_value(v, None);
@@ -206,7 +210,7 @@ pub fn check_policy_json(v: &Value) -> std::result::Result<(), String> {
         Call::new("other", "{}").confined_by("sandbox"),
     ];
     for call in &calls {
-        let (a, b) = (Evaluator::would(&r, call), Evaluator::would(&c, call));
+        let (a, b) = (Evaluator::would(&r, call), c.would(call));
         if a != b {
             return Err(format!(
                 "{} {}: reference {}, compiled {}: {text}",

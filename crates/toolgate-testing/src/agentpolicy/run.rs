@@ -22,7 +22,7 @@ fn build_reference(p: &Policy, r: &Registry) -> Result<Box<dyn Evaluator>, Diagn
 }
 
 fn build_compiled(p: &Policy, r: &Registry) -> Result<Box<dyn Evaluator>, Diagnostics> {
-    Ok(Box::new(Engine::build_with(p, r)?))
+    Ok(Box::new(Engine::build_with(p, r)?.into_session()))
 }
 
 /// The compiled policy written to an artifact and loaded back with the same

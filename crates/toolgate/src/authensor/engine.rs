@@ -40,6 +40,7 @@ use crate::compile::Writer;
 use crate::conditions::{
     compile_first_match, Compiled, Limits, MatchIr, MatchRule, Outcome, Pred, Test, TokenGlob,
 };
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::runtime::eval::{Budget, Sink};
 use crate::runtime::program::NONE;
@@ -118,9 +119,10 @@ impl AuthensorEngine<'static> {
         let (ir, sessions) = lower(policies);
         let mut ext = |w: &mut Writer| write_ext(w, &sessions);
         let prog = compile_first_match(&ir, limits, &mut ext)?;
-        let compiled =
-            Compiled::new(prog).map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))?;
-        AuthensorEngine::new(compiled).map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))
+        let compiled = Compiled::new(prog)
+            .map_err(|e| Diagnostics::one(Diagnostic::new(DiagnosticKind::Internal, e)))?;
+        AuthensorEngine::new(compiled)
+            .map_err(|e| Diagnostics::one(Diagnostic::new(DiagnosticKind::Internal, e)))
     }
 }
 

@@ -41,6 +41,7 @@ pub use engine::AuthensorEngine;
 use crate::conditions::value::js_number;
 use crate::conditions::Limits;
 use crate::decision::Decision;
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::IntakeError;
 use serde_json::{json, Map, Value};
@@ -292,8 +293,11 @@ impl Policies {
     pub fn from_json(text: &str) -> Result<Policies, Diagnostics> {
         let v = crate::json::parse_document(text).map_err(|e| {
             Diagnostics::one(
-                Diagnostic::new("invalid_policy", format!("the policies are not JSON: {e}"))
-                    .with_help("write one policy object or a list of them"),
+                Diagnostic::new(
+                    DiagnosticKind::InvalidPolicy,
+                    format!("the policies are not JSON: {e}"),
+                )
+                .with_help("write one policy object or a list of them"),
             )
         })?;
         match Policies::from_value(&v) {
@@ -605,6 +609,14 @@ impl AuthensorResult {
             );
         }
         Value::Object(top)
+    }
+}
+
+/// The seed's shape ([`AuthensorResult::to_json`]), written to any serde
+/// serializer.
+impl serde::Serialize for AuthensorResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
     }
 }
 

@@ -9,6 +9,7 @@
 use super::{Budget, Condition, Effect, Operator, Policies, Policy, Rule, Scope, Sequence};
 use super::{SessionRules, Version};
 use crate::conditions::{glob, pattern, Limits};
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use serde_json::{Map, Value};
 
@@ -56,15 +57,19 @@ struct Ctx {
 impl Ctx {
     fn err(&mut self, path: &str, message: String, help: &str) {
         self.errors.push(
-            Diagnostic::new("invalid_policy", message)
+            Diagnostic::new(DiagnosticKind::InvalidPolicy, message)
                 .with_help(help)
                 .at(at(path)),
         );
     }
 
-    fn warn(&mut self, kind: &'static str, path: &str, message: String, help: &str) {
-        self.warnings
-            .push(Diagnostic::new(kind, message).with_help(help).at(at(path)));
+    fn warn(&mut self, kind: DiagnosticKind, path: &str, message: String, help: &str) {
+        self.warnings.push(
+            Diagnostic::new(kind, message)
+                .with_help(help)
+                .at(at(path))
+                .as_warning(),
+        );
     }
 
     /// Refuses members of `obj` outside `known`.
@@ -281,7 +286,7 @@ pub(super) fn read(v: &Value, limits: Limits) -> Result<Policies, Diagnostics> {
             Value::Object(_) => (vec![v], false),
             _ => return Err(Diagnostics::one(
                 Diagnostic::new(
-                    "invalid_policy",
+                    DiagnosticKind::InvalidPolicy,
                     "the document is not a policy or a list of policies",
                 )
                 .with_help(
@@ -760,7 +765,7 @@ fn session_rules(cx: &mut Ctx, v: &Value, path: &str) -> Option<SessionRules> {
         }
     } else if obj.get("riskThreshold").is_some() {
         cx.warn(
-            "no_risk_weights",
+            DiagnosticKind::NoRiskWeights,
             path,
             "`riskThreshold` without `riskWeights`: every action weighs 0".into(),
             "add `riskWeights` (action glob to weight); until then the threshold is exceeded only when it is below 0",
@@ -807,7 +812,7 @@ fn sequence(cx: &mut Ctx, v: &Value, path: &str) -> Option<Sequence> {
     }
     if actions.len() < 2 {
         cx.warn(
-            "short_sequence",
+            DiagnosticKind::ShortSequence,
             &format!("{path}.actions"),
             format!(
                 "a forbidden sequence of {} step{} is never checked",

@@ -9,6 +9,7 @@
 //! Depends on `ir`, `registry`, `policy`, `diag` and `decision`.
 
 use crate::decision::Decision;
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::ir::{Combining, Ir, IrRule, RuleClass, Target};
 use crate::policy::List;
@@ -120,14 +121,14 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
         }
         if s.name.is_empty() {
             errors.push(
-                Diagnostic::new("invalid_rule", "a source has no name")
+                Diagnostic::new(DiagnosticKind::InvalidRule, "a source has no name")
                     .with_help("name every source; the name keys grants and names the file its rules persist to")
                     .at(ir.location(s.location)),
             );
         } else if seen.insert(s.name, i).is_some() {
             errors.push(
                 Diagnostic::new(
-                    "invalid_rule",
+                    DiagnosticKind::InvalidRule,
                     format!("two sources are named `{}`", s.name),
                 )
                 .with_help(format!(
@@ -183,7 +184,7 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
         Combining::Precedence { default: Some(d) } => d,
         Combining::Precedence { default: None } => {
             errors.push(
-                Diagnostic::new("no_default", "the policy has no default")
+                Diagnostic::new(DiagnosticKind::NoDefault, "the policy has no default")
                     .with_help("set `\"default\"` to `allow`, `ask` or `deny`: what applies to a call no rule names"),
             );
             Decision::Ask
@@ -205,9 +206,12 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
                         .map(|s| format!("did you mean `{s}`? "))
                         .unwrap_or_default();
                     errors.push(
-                        Diagnostic::new("unknown_kind", format!("`{k}` is not a matcher kind"))
-                            .with_help(format!("{hint}the kinds are {}", quoted(&known)))
-                            .at(loc.clone()),
+                        Diagnostic::new(
+                            DiagnosticKind::UnknownKind,
+                            format!("`{k}` is not a matcher kind"),
+                        )
+                        .with_help(format!("{hint}the kinds are {}", quoted(&known)))
+                        .at(loc.clone()),
                     );
                     None
                 }
@@ -220,13 +224,16 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
                 None => {
                     let known = registry.splitter_names();
                     errors.push(
-                        Diagnostic::new("unknown_splitter", format!("`{s}` is not a splitter"))
-                            .with_help(if known.is_empty() {
-                                "no splitter is registered".to_string()
-                            } else {
-                                format!("the splitters are {}", quoted(&known))
-                            })
-                            .at(loc),
+                        Diagnostic::new(
+                            DiagnosticKind::UnknownSplitter,
+                            format!("`{s}` is not a splitter"),
+                        )
+                        .with_help(if known.is_empty() {
+                            "no splitter is registered".to_string()
+                        } else {
+                            format!("the splitters are {}", quoted(&known))
+                        })
+                        .at(loc),
                     );
                     None
                 }
@@ -317,7 +324,7 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
         .into_iter()
         .map(|(loc, n, list, text)| {
             Diagnostic::new(
-                "duplicate_rule",
+                DiagnosticKind::DuplicateRule,
                 format!("the {list} rule `{text}` is written {n} times in one source; the copies are folded into one"),
             )
             .with_help("remove the copies")
@@ -350,28 +357,31 @@ fn quoted(names: &[&str]) -> String {
 /// Checks one alias entry; the message carries agentpolicy's text as help.
 pub fn check_alias(name: &str, tools: &[&str]) -> Result<(), Diagnostic> {
     if name.is_empty() {
-        return Err(Diagnostic::new("invalid_rule", "an alias has no rule name")
-            .with_help("name the rule the alias stands for, as in `\"Bash\": [\"bash\"]`"));
+        return Err(
+            Diagnostic::new(DiagnosticKind::InvalidRule, "an alias has no rule name")
+                .with_help("name the rule the alias stands for, as in `\"Bash\": [\"bash\"]`"),
+        );
     }
     if name.contains('*') {
         return Err(Diagnostic::new(
-            "invalid_rule",
+            DiagnosticKind::InvalidRule,
             format!("the alias `{name}` is a glob, and a glob names no tool"),
         )
         .with_token(name)
         .with_help("write the rule name an alias stands for exactly"));
     }
     if tools.is_empty() {
-        return Err(
-            Diagnostic::new("invalid_rule", format!("the alias `{name}` names no tool"))
-                .with_token(name)
-                .with_help("list the tools the rule name stands for, or remove the alias"),
-        );
+        return Err(Diagnostic::new(
+            DiagnosticKind::InvalidRule,
+            format!("the alias `{name}` names no tool"),
+        )
+        .with_token(name)
+        .with_help("list the tools the rule name stands for, or remove the alias"));
     }
     for t in tools {
         if t.is_empty() || t.contains('*') || t.contains(char::is_control) {
             return Err(Diagnostic::new(
-                "invalid_rule",
+                DiagnosticKind::InvalidRule,
                 format!(
                     "the alias `{}` lists `{}`, which is not a tool name",
                     crate::json::shown(name),
@@ -468,9 +478,12 @@ pub fn check_rule_detailed(
     let text = c.text;
     if c.tool.is_empty() {
         return Err(RuleError {
-            diagnostic: Diagnostic::new("invalid_rule", format!("rule `{text}` has no tool name"))
-                .with_token(text)
-                .with_help("write the tool's name before the parenthesis"),
+            diagnostic: Diagnostic::new(
+                DiagnosticKind::InvalidRule,
+                format!("rule `{text}` has no tool name"),
+            )
+            .with_token(text)
+            .with_help("write the tool's name before the parenthesis"),
             reference_text: format!(
                 "toolgate: rule {}: missing tool name",
                 crate::quote::go_quote(text)
@@ -481,7 +494,7 @@ pub fn check_rule_detailed(
         if l == List::Allow {
             return Err(RuleError {
                 diagnostic: Diagnostic::new(
-                    "tool_glob",
+                    DiagnosticKind::ToolGlob,
                     format!("the tool-name glob `{text}` is not honoured in the allow list"),
                 )
                 .with_token(text)
@@ -492,7 +505,7 @@ pub fn check_rule_detailed(
         if c.spec.is_some() {
             return Err(RuleError {
                 diagnostic: Diagnostic::new(
-                    "tool_glob",
+                    DiagnosticKind::ToolGlob,
                     format!("the tool-name glob `{text}` takes no specifier"),
                 )
                 .with_token(text)
@@ -528,7 +541,7 @@ pub fn check_rule_detailed(
         };
         return Err(RuleError {
             diagnostic: Diagnostic::new(
-                "no_matcher",
+                DiagnosticKind::NoMatcher,
                 format!(
                     "rule `{text}` has a specifier, but no matcher is declared for `{}`",
                     c.tool
@@ -543,7 +556,7 @@ pub fn check_rule_detailed(
         if let Err(msg) = kind.lower(spec) {
             return Err(RuleError {
                 diagnostic: Diagnostic::new(
-                    "invalid_specifier",
+                    DiagnosticKind::InvalidSpecifier,
                     format!(
                         "the `{kind_name}` matcher cannot read the specifier of `{text}`: {msg}"
                     ),

@@ -34,6 +34,7 @@ pub use rules::{EDIT_FAMILY, READ_FAMILY};
 pub use shell::ClaudeShellSplitter;
 
 use crate::decision::Decision;
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::engine::Evaluator;
 use crate::policy::{List, MatcherDecl, Policy, RuleDecl, RuleLists, RuleSet, Source};
@@ -398,7 +399,7 @@ pub fn trust_recorded(record: &str, dirs: &[&str]) -> bool {
 }
 
 fn invalid(path: &str, message: String, help: &str) -> Diagnostic {
-    Diagnostic::new("invalid_settings", message)
+    Diagnostic::new(DiagnosticKind::InvalidSettings, message)
         .with_help(help)
         .at(Location {
             file: path.to_string(),
@@ -1037,7 +1038,7 @@ mod tests {
             let r = load(&[file(bad)], &env);
             assert_eq!(
                 r.err().map(|d| d.first().kind),
-                Some("invalid_settings"),
+                Some(DiagnosticKind::InvalidSettings),
                 "{bad}"
             );
         }

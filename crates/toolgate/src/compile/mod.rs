@@ -23,6 +23,7 @@ pub(crate) mod trie;
 
 use crate::check::{CRule, Checked, ToolInfo};
 use crate::decision::Decision;
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::policy::List;
 use crate::registry::{Lowering, Pattern};
@@ -212,7 +213,7 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
                 Some(Ok(Lowering::Callback)) => target.callbacks.push((id, spec.to_string())),
                 Some(Err(msg)) => errors.push(
                     Diagnostic::new(
-                        "invalid_specifier",
+                        DiagnosticKind::InvalidSpecifier,
                         format!("the specifier of `{}` cannot be read: {msg}", r.text),
                     )
                     .with_token(r.text),
@@ -221,8 +222,11 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
                 // reaches here anyway can never fire, which for a deny would
                 // fail open, so it is an error too.
                 None => errors.push(
-                    Diagnostic::new("no_matcher", format!("rule `{}` has no matcher", r.text))
-                        .with_token(r.text),
+                    Diagnostic::new(
+                        DiagnosticKind::NoMatcher,
+                        format!("rule `{}` has no matcher", r.text),
+                    )
+                    .with_token(r.text),
                 ),
             }
         }

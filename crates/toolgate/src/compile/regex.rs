@@ -8,6 +8,7 @@
 
 use super::Limits;
 use crate::diag::Diagnostic;
+use crate::diag::DiagnosticKind;
 use regex_automata::dfa::{dense, StartKind};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
@@ -25,7 +26,7 @@ pub(super) fn build(patterns: &[(String, u32)], limits: Limits) -> Result<Vec<Bu
     for (p, _) in patterns {
         if let Err(e) = syntax::parse(p) {
             return Err(Diagnostic::new(
-                "invalid_specifier",
+                DiagnosticKind::InvalidSpecifier,
                 format!("the regular expression `{p}` does not compile: {}", first_line(&e.to_string())),
             )
             .with_token(p.as_str())
@@ -75,12 +76,12 @@ fn build_chunk(
             let msg = e.to_string();
             let (kind, help) = if msg.contains("word boundar") {
                 (
-                    "invalid_specifier",
+                    DiagnosticKind::InvalidSpecifier,
                     "write the ASCII word boundary `(?-u:\\b)` instead",
                 )
             } else {
                 (
-                    "too_complex",
+                    DiagnosticKind::TooComplex,
                     "simplify the pattern: bounded repetitions of large classes make DFAs grow exponentially",
                 )
             };

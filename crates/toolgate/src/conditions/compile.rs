@@ -10,6 +10,7 @@ use super::value::js_number;
 use super::{glob, pattern, CondIr, Effect, Gate, Limits, MatchIr, Op, Operand, Pred, MAX_TAG};
 use crate::compile::trie::Trie;
 use crate::compile::Writer;
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::runtime::program::{Dfa, Program, NONE};
 use std::borrow::Cow;
@@ -214,7 +215,7 @@ pub(crate) fn compile_first_match(
     for r in &ir.rules {
         if r.tag > MAX_TAG {
             return Err(Diagnostics::one(Diagnostic::new(
-                "too_large",
+                DiagnosticKind::TooLarge,
                 format!("rule `{}`: the tag {} is above {MAX_TAG}", r.id, r.tag),
             )));
         }
@@ -331,7 +332,7 @@ fn build(
                     let group = b.groups.get(r.group as usize).map_or("", |g| g.id);
                     errors.push(
                         Diagnostic::new(
-                            "invalid_pattern",
+                            DiagnosticKind::InvalidPattern,
                             format!(
                                 "policy `{group}`, rule `{}`: the `{}` pattern of `{}` does not compile: {msg}",
                                 r.id, c.op, c.field
@@ -872,7 +873,7 @@ fn build_chunk(
         Err(e) => {
             let p = pats.first().copied().unwrap_or("");
             Err(Diagnostic::new(
-                "too_complex",
+                DiagnosticKind::TooComplex,
                 format!("the pattern `{p}` cannot be compiled within the limits: {e}"),
             )
             .with_token(p)

@@ -167,7 +167,7 @@ pub(super) fn run(file: &str, f: &AuthensorFile, engines: &[EngineKind]) -> Repo
                 failures.push(format!("[load] loaded, want an error containing {want:?}"))
             }
             (Ok(p), None) => {
-                let kinds: Vec<&str> = p.warnings.iter().map(|w| w.kind).collect();
+                let kinds: Vec<&str> = p.warnings.iter().map(|w| w.kind.name()).collect();
                 if kinds != case.warnings {
                     failures.push(format!(
                         "[load] warnings {kinds:?}, want {:?}",

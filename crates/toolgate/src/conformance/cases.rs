@@ -3,6 +3,7 @@
 use super::{expect_text, Report};
 use crate::call::{Args, Call, Subject};
 use crate::decision::{Decision, Verdict};
+use crate::diag::DiagnosticKind;
 use crate::engine::{Engine, Evaluator};
 use crate::policy::{Policy, RuleLists, RuleSet, Source};
 use crate::registry::{Registry, Splitter};
@@ -53,13 +54,18 @@ impl EngineKind {
             EngineKind::Reference => Ok(Box::new(crate::reference::Reference::build(
                 policy, registry,
             )?)),
-            EngineKind::Compiled => Ok(Box::new(Engine::build_with(policy, registry)?)),
+            EngineKind::Compiled => Ok(Box::new(
+                Engine::build_with(policy, registry)?.into_session(),
+            )),
             EngineKind::Artifact => {
                 let bytes = Engine::build_with(policy, registry)?.to_bytes();
                 let loaded = Engine::from_bytes_with(&bytes, registry).map_err(|e| {
-                    crate::Diagnostics::one(crate::Diagnostic::new("artifact", e.to_string()))
+                    crate::Diagnostics::one(crate::Diagnostic::new(
+                        DiagnosticKind::Artifact,
+                        e.to_string(),
+                    ))
                 })?;
-                Ok(Box::new(loaded.into_owned()))
+                Ok(Box::new(loaded.into_owned().into_session()))
             }
         }
     }
@@ -610,7 +616,7 @@ fn run_case(case: &DecisionCase, policy: &Policy, e: EngineKind) -> Vec<String> 
     let built = e.build(policy, &registry);
     let mut engine = match (built, &case.build_error) {
         (Err(d), Some(want)) => {
-            if d.first().kind != want {
+            if d.first().kind != want.as_str() {
                 out.push(format!(
                     "build failed with {}, want {want}: {d}",
                     d.first().kind

@@ -112,7 +112,7 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
     let loaded = match (claude::load(&files, &env), &case.error) {
         (Ok(l), None) => l,
         (Err(d), Some(want)) => {
-            if d.first().kind != want {
+            if d.first().kind != want.as_str() {
                 out.push(format!(
                     "load failed with {}, want {want}: {d}",
                     d.first().kind

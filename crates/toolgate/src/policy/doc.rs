@@ -23,6 +23,7 @@
 
 use super::{List, Location, MatcherDecl, Policy, RuleDecl, RuleLists, RuleSet, Source};
 use crate::decision::Decision;
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use serde_json::{Map, Value};
 
@@ -35,7 +36,7 @@ pub fn from_json(text: &str) -> Result<Policy, Diagnostics> {
     let value = crate::json::parse_document(text).map_err(|e| {
         Diagnostics::one(
             Diagnostic::new(
-                "invalid_document",
+                DiagnosticKind::InvalidDocument,
                 format!("the policy is not valid JSON: {e}"),
             )
             .with_help("fix the JSON syntax; duplicate keys are refused"),
@@ -53,7 +54,7 @@ pub fn from_toml(text: &str) -> Result<Policy, Diagnostics> {
     // (The text is TOML: places are found by the path alone.)
     let value: toml::Value = toml::from_str(text).map_err(|e| {
         let mut d = Diagnostic::new(
-            "invalid_document",
+            DiagnosticKind::InvalidDocument,
             format!("the policy is not valid TOML: {}", e.message()),
         )
         .with_help("fix the TOML syntax");
@@ -122,7 +123,7 @@ struct Reader<'t> {
 }
 
 impl Reader<'_> {
-    fn err(&mut self, kind: &'static str, path: &str, message: String, help: &str) {
+    fn err(&mut self, kind: DiagnosticKind, path: &str, message: String, help: &str) {
         self.errors
             .push(Diagnostic::new(kind, message).with_help(help).at(Location {
                 file: String::new(),
@@ -165,13 +166,16 @@ impl Reader<'_> {
             .and_then(|t| crate::json::locate(t, path))
             .map(|(s, e)| Span::new(s, e));
         self.errors.push(
-            Diagnostic::new("invalid_document", crate::json::nul_refusal(place))
-                .with_help("a policy document holds no NUL byte: remove it")
-                .at(Location {
-                    file: String::new(),
-                    path: path.to_string(),
-                    span,
-                }),
+            Diagnostic::new(
+                DiagnosticKind::InvalidDocument,
+                crate::json::nul_refusal(place),
+            )
+            .with_help("a policy document holds no NUL byte: remove it")
+            .at(Location {
+                file: String::new(),
+                path: path.to_string(),
+                span,
+            }),
         );
     }
 
@@ -186,7 +190,7 @@ impl Reader<'_> {
         let mut p = Policy::default();
         let Some(obj) = v.as_object() else {
             self.err(
-                "invalid_document",
+                DiagnosticKind::InvalidDocument,
                 "",
                 "a policy document must be an object".into(),
                 "write `{\"default\": \"ask\", \"allow\": \"...\"}`",
@@ -198,13 +202,13 @@ impl Reader<'_> {
             match d.as_str().map(str::parse::<Decision>) {
                 Some(Ok(d)) => p.default = Some(d),
                 Some(Err(msg)) => self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     "default",
                     msg,
                     "the default is `allow`, `ask` or `deny`",
                 ),
                 None => self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     "default",
                     format!("`default` must be a string, not `{d}`"),
                     "the default is `allow`, `ask` or `deny`",
@@ -227,7 +231,7 @@ impl Reader<'_> {
                     }
                 }
                 None => self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     "sources",
                     "`sources` must be an array of sources".into(),
                     "write `\"sources\": [{\"name\": \"managed\", \"rank\": 3, \"trusted\": true, \"deny\": \"...\"}]`",
@@ -245,7 +249,7 @@ impl Reader<'_> {
                     .map(|s| format!("did you mean `{s}`?"))
                     .unwrap_or_else(|| format!("the members here are {}", list_names(known)));
                 self.err(
-                    "unknown_member",
+                    DiagnosticKind::UnknownMember,
                     path,
                     format!(
                         "unknown member `{k}`{}",
@@ -265,7 +269,7 @@ impl Reader<'_> {
         let mut out = Vec::new();
         let Some(obj) = v.as_object() else {
             self.err(
-                "invalid_document",
+                DiagnosticKind::InvalidDocument,
                 "matchers",
                 "`matchers` must be an object keyed by tool name".into(),
                 "write `\"matchers\": {\"bash\": {\"match\": \"prefix\", \"field\": \"command\"}}`",
@@ -276,7 +280,7 @@ impl Reader<'_> {
             let path = format!("matchers.{tool}");
             let Some(e) = entry.as_object() else {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     &path,
                     format!("the matcher of `{tool}` must be an object"),
                     "write `{\"match\": \"prefix\", \"field\": \"command\"}`",
@@ -289,7 +293,7 @@ impl Reader<'_> {
             let split = self.opt_str(e, "split", &path);
             if kind.is_some() && field.is_none() {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     &path,
                     format!("the matcher of `{tool}` names a kind but no `field`"),
                     "say which argument member the matcher reads, as in `\"field\": \"command\"`",
@@ -297,7 +301,7 @@ impl Reader<'_> {
             }
             if tool.is_empty() || tool.contains('*') || tool.contains(char::is_control) {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     &path,
                     format!("`{}` is not a tool name", crate::json::shown(tool)),
                     "a matcher is declared for one tool, by its exact name, which holds no control character",
@@ -323,7 +327,7 @@ impl Reader<'_> {
             Value::String(s) => Some(s.clone()),
             other => {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     &format!("{path}.{key}"),
                     format!("`{key}` must be a string, not `{other}`"),
                     "write a string",
@@ -336,7 +340,7 @@ impl Reader<'_> {
     fn aliases(&mut self, v: &Value, p: &mut Policy) {
         let Some(obj) = v.as_object() else {
             self.err(
-                "invalid_document",
+                DiagnosticKind::InvalidDocument,
                 "aliases",
                 "`aliases` must be an object from rule names to lists of tools".into(),
                 "write `\"aliases\": {\"Bash\": [\"bash\"]}`",
@@ -352,7 +356,7 @@ impl Reader<'_> {
                         Some(s) => Some(s.to_string()),
                         None => {
                             self.err(
-                                "invalid_document",
+                                DiagnosticKind::InvalidDocument,
                                 &path,
                                 format!("the alias `{name}` lists `{t}`, which is not a tool name"),
                                 "list tool names as strings",
@@ -363,7 +367,7 @@ impl Reader<'_> {
                     .collect(),
                 None => {
                     self.err(
-                        "invalid_document",
+                        DiagnosticKind::InvalidDocument,
                         &path,
                         format!("the alias `{name}` must be an array of tool names"),
                         "write `[\"read\", \"grep\"]`",
@@ -384,7 +388,7 @@ impl Reader<'_> {
     fn source(&mut self, v: &Value, path: &str) -> Option<RuleSet> {
         let Some(obj) = v.as_object() else {
             self.err(
-                "invalid_document",
+                DiagnosticKind::InvalidDocument,
                 path,
                 "a source must be an object".into(),
                 "write `{\"name\": \"project\", \"rank\": 1, \"trusted\": false, \"deny\": \"...\"}`",
@@ -396,7 +400,7 @@ impl Reader<'_> {
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     &format!("{path}.name"),
                     format!("`name` must be a string, not `{other}`"),
                     "name the source",
@@ -411,7 +415,7 @@ impl Reader<'_> {
                 Some(n) => n,
                 None => {
                     self.err(
-                        "invalid_document",
+                        DiagnosticKind::InvalidDocument,
                         &format!("{path}.rank"),
                         format!("`rank` must be an integer, not `{r}`"),
                         "higher ranks are more authoritative; the managed settings rank highest",
@@ -425,7 +429,7 @@ impl Reader<'_> {
             Some(Value::Bool(b)) => *b,
             Some(other) => {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     &format!("{path}.trusted"),
                     format!("`trusted` must be `true` or `false`, not `{other}`"),
                     "an untrusted source's allow rules are withheld",
@@ -511,7 +515,7 @@ impl Reader<'_> {
                             }
                         }
                         None => self.err(
-                            "invalid_document",
+                            DiagnosticKind::InvalidDocument,
                             &at,
                             format!("a rule must be a string, not `{item}`"),
                             "write the rule in the grammar, as in `\"Bash(git status:*)\"`",
@@ -522,7 +526,7 @@ impl Reader<'_> {
             }
             other => {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     path,
                     format!("a rule list must be a string or an array of strings, not `{other}`"),
                     "write `\"read bash(git:*)\"` or `[\"read\", \"bash(git:*)\"]`",
@@ -563,7 +567,7 @@ impl Reader<'_> {
     fn notes(&mut self, v: &Value, path: &str, lists: &mut RuleLists) {
         let Some(obj) = v.as_object() else {
             self.err(
-                "invalid_document",
+                DiagnosticKind::InvalidDocument,
                 path,
                 "`notes` must be an object from rules to notes".into(),
                 "write `\"notes\": {\"bash(curl:*)\": \"outbound network is proxied; use fetch\"}`",
@@ -574,7 +578,7 @@ impl Reader<'_> {
             let at = format!("{path}.{rule}");
             let Some(note) = note.as_str() else {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     &at,
                     format!("the note of `{rule}` must be a string"),
                     "write the note as text",
@@ -592,7 +596,7 @@ impl Reader<'_> {
             }
             if !found {
                 self.err(
-                    "invalid_document",
+                    DiagnosticKind::InvalidDocument,
                     &at,
                     format!("the note for `{rule}` names no rule of this source"),
                     "key a note by the rule's text exactly as it is written in the lists beside it",
@@ -729,10 +733,10 @@ mod tests {
             from_json(r#"{"default": "allow", "sources": [{"name": "s", "ask": "bash\u0000"}]}"#)
                 .err()
                 .map(|d| d.first().clone());
-        let e = errs.unwrap_or_else(|| Diagnostic::new("none", ""));
+        let e = errs.unwrap_or_else(|| Diagnostic::new(DiagnosticKind::Internal, "none"));
         assert_eq!(
             (e.kind, e.location.path.as_str()),
-            ("control_character", "sources[0].ask")
+            (DiagnosticKind::ControlCharacter, "sources[0].ask")
         );
         assert!(e.location.span.is_some());
         // Anywhere else: the place, with its span.
@@ -833,6 +837,9 @@ mod tests {
     #[test]
     fn a_note_must_name_a_rule() {
         let r = from_json(r#"{"default":"ask","deny":"bash","notes":{"bash(x)":"n"}}"#);
-        assert_eq!(r.err().map(|d| d.first().kind), Some("invalid_document"));
+        assert_eq!(
+            r.err().map(|d| d.first().kind),
+            Some(DiagnosticKind::InvalidDocument)
+        );
     }
 }

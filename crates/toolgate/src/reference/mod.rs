@@ -27,6 +27,7 @@ mod tests;
 
 use crate::check;
 use crate::decision::Decision;
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::Ir;
 use crate::policy::{List, Policy, RuleDecl, Source};
@@ -247,7 +248,7 @@ impl Reference {
         // `check` refuses a policy without a default; this is only a guard.
         let Some(default) = policy.default else {
             return Err(Diagnostics::one(Diagnostic::new(
-                "no_default",
+                DiagnosticKind::NoDefault,
                 "the policy has no default",
             )));
         };

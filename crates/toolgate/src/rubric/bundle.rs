@@ -2,6 +2,7 @@
 
 use super::{Bundle, BundlePolicy, BundleRule, CompileError, McpAccess};
 use crate::conditions::{pattern, Cond, Effect, Limits, Op, Operand};
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use serde_json::{Map, Value};
 
@@ -22,7 +23,7 @@ struct Ctx {
 impl Ctx {
     fn err(&mut self, path: &str, message: String, help: &str) {
         self.errors.push(
-            Diagnostic::new("invalid_bundle", message)
+            Diagnostic::new(DiagnosticKind::InvalidBundle, message)
                 .with_help(help)
                 .at(Location {
                     file: String::new(),
@@ -74,8 +75,11 @@ pub(super) fn read(v: &Value, limits: Limits) -> Result<Bundle, Diagnostics> {
     let mut cx = Ctx { errors: Vec::new() };
     let Some(top) = v.as_object() else {
         return Err(Diagnostics::one(
-            Diagnostic::new("invalid_bundle", "the bundle is not a JSON object")
-                .with_help("write `{\"policies\": [...], \"frozenAgentIds\": [...]}`"),
+            Diagnostic::new(
+                DiagnosticKind::InvalidBundle,
+                "the bundle is not a JSON object",
+            )
+            .with_help("write `{\"policies\": [...], \"frozenAgentIds\": [...]}`"),
         ));
     };
     if let Some((path, key)) = crate::json::find_nul(v) {
@@ -238,13 +242,14 @@ pub(super) fn read(v: &Value, limits: Limits) -> Result<Bundle, Diagnostics> {
                 {
                     b.warnings.push(
                         Diagnostic::new(
-                            "non_string_value",
+                            DiagnosticKind::NonStringValue,
                             format!(
                                 "policy `{}`, rule `{}`, condition {}: `{}` compares text, but its value is not a string",
                                 p.policy_id, r.id, ci + 1, c.op.name()
                             ),
                         )
-                        .with_help("write the value as a string; a number or boolean is compared as its text, and a list never matches"),
+                        .with_help("write the value as a string; a number or boolean is compared as its text, and a list never matches")
+                        .as_warning(),
                     );
                 }
             }

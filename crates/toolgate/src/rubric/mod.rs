@@ -33,9 +33,10 @@ pub mod reference;
 
 use crate::artifact::{self, LoadError};
 use crate::conditions::{self, Compiled, CondIr, Gate, Group, Outcome, Rule};
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::IntakeError;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
 use std::time::Instant;
@@ -156,8 +157,11 @@ impl Bundle {
     pub fn from_json(text: &str) -> Result<Bundle, Diagnostics> {
         let v = crate::json::parse_document(text).map_err(|e| {
             Diagnostics::one(
-                Diagnostic::new("invalid_bundle", format!("the bundle is not JSON: {e}"))
-                    .with_help("write the bundle as one JSON object"),
+                Diagnostic::new(
+                    DiagnosticKind::InvalidBundle,
+                    format!("the bundle is not JSON: {e}"),
+                )
+                .with_help("write the bundle as one JSON object"),
             )
         })?;
         Bundle::from_value(&v)
@@ -348,10 +352,24 @@ impl Code {
     }
 }
 
-/// What deciding a request gives.
-#[derive(Clone, Debug, PartialEq)]
+/// What deciding a request gives. Its JSON form is Rubric's: every member
+/// in camel case, `null` when empty.
+///
+/// ```
+/// use toolgate::rubric::{Request, RubricEngine};
+/// let engine = RubricEngine::none();
+/// let r = engine.decide(&Request::from_json(r#"{"tool_name": "bash"}"#)?);
+/// let json = serde_json::to_value(&r)?;
+/// assert_eq!(json["decision"], "deny");
+/// assert_eq!(json["code"], "NO_POLICIES");
+/// assert!(json["matchedRuleId"].is_null());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RubricResult {
     /// `allow` or `deny`.
+    #[serde(serialize_with = "as_name")]
     pub decision: Effect,
     /// The policy of the matched rule, or the errored policy.
     pub matched_policy_id: Option<String>,
@@ -360,6 +378,7 @@ pub struct RubricResult {
     /// The matched rule.
     pub matched_rule_id: Option<String>,
     /// The code of a deny that is not a rule's.
+    #[serde(serialize_with = "code_name")]
     pub code: Option<Code>,
     /// Why: the fixed text of a coded deny, or the description of the
     /// matched deny rule.
@@ -391,15 +410,19 @@ impl RubricResult {
 
     /// The result as Rubric writes it: every member, `null` when empty.
     pub fn to_json(&self) -> Value {
-        json!({
-            "decision": self.decision.as_str(),
-            "matchedPolicyId": self.matched_policy_id,
-            "matchedPolicyVersion": self.matched_policy_version,
-            "matchedRuleId": self.matched_rule_id,
-            "code": self.code.map(Code::as_str),
-            "reason": self.reason,
-            "latencyMs": self.latency_ms,
-        })
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+// Rubric writes a decision and a code by their names.
+fn as_name<S: serde::Serializer>(e: &Effect, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(e.as_str())
+}
+
+fn code_name<S: serde::Serializer>(c: &Option<Code>, s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        Some(c) => s.serialize_str(c.as_str()),
+        None => s.serialize_none(),
     }
 }
 
@@ -538,8 +561,8 @@ impl RubricEngine<'static> {
             on_compile_error(e);
         }
         let prog = conditions::compile(&bundle.lower(), limits)?;
-        let compiled =
-            Compiled::new(prog).map_err(|e| Diagnostics::one(Diagnostic::new("internal", e)))?;
+        let compiled = Compiled::new(prog)
+            .map_err(|e| Diagnostics::one(Diagnostic::new(DiagnosticKind::Internal, e)))?;
         Ok(RubricEngine {
             compiled: Some(compiled),
         })

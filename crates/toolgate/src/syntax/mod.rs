@@ -8,6 +8,7 @@
 //! Depends on `diag`, `quote` and `json` (which shows control characters
 //! in messages).
 
+use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Span};
 use pest::Parser as _;
 
@@ -79,6 +80,19 @@ impl GrammarErrorKind {
             GrammarErrorKind::EmptyCarveOut => "empty_carve_out",
             GrammarErrorKind::NestingTooDeep => "nesting_too_deep",
             GrammarErrorKind::ControlCharacter => "control_character",
+        }
+    }
+
+    /// The diagnostic kind of the same name.
+    pub fn diagnostic_kind(self) -> DiagnosticKind {
+        match self {
+            GrammarErrorKind::UnbalancedParentheses => DiagnosticKind::UnbalancedParentheses,
+            GrammarErrorKind::MissingToolName => DiagnosticKind::MissingToolName,
+            GrammarErrorKind::TextAfterSpecifier => DiagnosticKind::TextAfterSpecifier,
+            GrammarErrorKind::EmptySpecifier => DiagnosticKind::EmptySpecifier,
+            GrammarErrorKind::EmptyCarveOut => DiagnosticKind::EmptyCarveOut,
+            GrammarErrorKind::NestingTooDeep => DiagnosticKind::NestingTooDeep,
+            GrammarErrorKind::ControlCharacter => DiagnosticKind::ControlCharacter,
         }
     }
 
@@ -164,7 +178,7 @@ impl GrammarError {
             GrammarErrorKind::ControlCharacter => crate::json::shown(t),
             _ => t.clone(),
         };
-        Diagnostic::new(self.kind.name(), message)
+        Diagnostic::new(self.kind.diagnostic_kind(), message)
             .with_help(help)
             .with_token(token)
     }
@@ -245,12 +259,13 @@ pub fn parse_one(entry: &str) -> Result<RuleToken, Diagnostic> {
     })?;
     match rules.len() {
         1 => Ok(rules.remove(0)),
-        0 => Err(
-            Diagnostic::new("invalid_rule", "an entry of a rule list is empty")
-                .with_help("remove the empty string, or write a rule such as `Bash(git status:*)`"),
-        ),
+        0 => Err(Diagnostic::new(
+            DiagnosticKind::InvalidRule,
+            "an entry of a rule list is empty",
+        )
+        .with_help("remove the empty string, or write a rule such as `Bash(git status:*)`")),
         n => Err(Diagnostic::new(
-            "invalid_rule",
+            DiagnosticKind::InvalidRule,
             format!("the entry `{entry}` holds {n} rules where one was expected"),
         )
         .with_token(entry)
@@ -463,12 +478,15 @@ mod tests {
         assert!(parse_one("Bash(git status:*)").is_ok());
         assert_eq!(
             parse_one("Read Edit").map_err(|d| d.kind),
-            Err("invalid_rule")
+            Err(DiagnosticKind::InvalidRule)
         );
-        assert_eq!(parse_one(" ").map_err(|d| d.kind), Err("invalid_rule"));
+        assert_eq!(
+            parse_one(" ").map_err(|d| d.kind),
+            Err(DiagnosticKind::InvalidRule)
+        );
         assert_eq!(
             parse_one("Bash(").map_err(|d| d.kind),
-            Err("unbalanced_parentheses")
+            Err(DiagnosticKind::UnbalancedParentheses)
         );
     }
 }
