@@ -44,6 +44,20 @@ for banned in clap memmap2 arbitrary brush-parser criterion toolgate-testing too
   fi
 done
 
+# The heavy front-end dependencies are optional: without its default
+# features the library builds with no URL parser and no ICU tables.
+lean=$(cargo tree -p toolgate -e normal --no-default-features --prefix none --no-dedupe 2>/dev/null | sed 's/ .*//' | sort -u)
+for banned in url idna icu_normalizer; do
+  if grep -qx "$banned" <<<"$lean"; then
+    say_fail "toolgate without default features still depends on \`$banned\`"
+  fi
+done
+if ! cargo check -q -p toolgate --no-default-features 2>/dev/null; then
+  say_fail "toolgate does not build without its default features (cargo check -p toolgate --no-default-features)"
+else
+  echo "layering: toolgate builds without default features, with no url, idna or ICU tables"
+fi
+
 # The reference evaluators share no matching code with the compiler or the
 # runtime: outside their test modules they name no walker, compiler,
 # built-in kind or production glob.

@@ -34,6 +34,7 @@ pub fn registry() -> Registry {
     r.add_kind(Arc::new(crate::kinds::ClaudeBashKind));
     r.add_kind(Arc::new(crate::kinds::PathKind::new()));
     r.add_kind(Arc::new(crate::kinds::PathReachKind::new()));
+    #[cfg(feature = "domain")]
     r.add_kind(Arc::new(crate::kinds::DomainKind));
     r.add_splitter("shell", Arc::new(crate::shell::ShellSplitter::default()));
     r.add_splitter(

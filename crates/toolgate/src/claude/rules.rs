@@ -1,6 +1,6 @@
 //! One Claude Code rule string into toolgate rules.
 
-use crate::kinds::{DomainKind, PathKind};
+use crate::kinds::PathKind;
 use crate::policy::{List, RuleDecl};
 use crate::registry::MatcherKind;
 
@@ -298,8 +298,8 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
         "WebFetch" => {
             if spec == "domain:*" {
                 out.rules.push(decl(tool, None, written));
-            } else if let Err(e) = DomainKind.lower(spec) {
-                unreadable(&mut out, &family, e.message());
+            } else if let Some(e) = domain_error(spec) {
+                unreadable(&mut out, &family, &e);
             } else {
                 out.rules.push(decl(tool, Some(spec), written));
                 // A denied domain's subdomains are the same site's: a
@@ -317,7 +317,7 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
                             && !numeric
                         {
                             let sub = format!("domain:*.{host}");
-                            if DomainKind.lower(&sub).is_ok() {
+                            if domain_error(&sub).is_none() {
                                 out.rules.push(decl(tool, Some(&sub), written));
                             }
                         }
@@ -448,6 +448,27 @@ fn any_depth_directory(path: &str) -> String {
             format!("**/{dir}/**")
         }
         _ => path.to_string(),
+    }
+}
+
+/// Why the `domain` kind refuses a WebFetch specifier, if it does. A build
+/// without the `domain` feature has no such kind, so every specifier is
+/// unreadable there: a deny or ask applies to every fetch, an allow is
+/// skipped.
+fn domain_error(spec: &str) -> Option<String> {
+    #[cfg(feature = "domain")]
+    {
+        crate::kinds::DomainKind
+            .lower(spec)
+            .err()
+            .map(|e| e.message().to_string())
+    }
+    #[cfg(not(feature = "domain"))]
+    {
+        let _ = spec;
+        Some(
+            "this build of toolgate has no `domain` kind (its `domain` feature is off)".to_string(),
+        )
     }
 }
 

@@ -16,11 +16,13 @@
 //! Claude Code. Depends on `registry` (and `reference` for the plain glob).
 
 mod claude_bash;
+#[cfg(feature = "domain")]
 mod domain;
 mod path;
 mod reach;
 
 pub use claude_bash::ClaudeBashKind;
+#[cfg(feature = "domain")]
 pub use domain::DomainKind;
 pub use path::{PathKind, PathValue};
 pub use reach::{PathReachKind, ANY_PATH};
