@@ -62,7 +62,7 @@ fi
 # runtime: outside their test modules they name no walker, compiler,
 # built-in kind or production glob.
 refs=(crates/toolgate/src/reference/mod.rs crates/toolgate/src/reference/decide.rs
-  crates/toolgate/src/reference/grants.rs crates/toolgate/src/rubric/reference.rs
+  crates/toolgate/src/reference/grants.rs crates/toolgate/src/reference/kinds.rs crates/toolgate/src/rubric/reference.rs
   crates/toolgate/src/authensor/reference.rs)
 # (Doc comments may show a caller building one from the built-in registry.)
 if hits=$(grep -nE '(crate|toolgate|toolgate_core)::(runtime|compile|builtins|kinds|glob|conditions::(eval|compile))\b' "${refs[@]}" \

@@ -28,8 +28,8 @@ use toolgate::{Call, Engine, Registry};
 use toolgate_testing::agentpolicy::{run_engine, setup, Case};
 
 /// Runs the case's steps on an engine that loaded: any answer, no panic.
-fn exercise(case: &Case, mut e: Engine<'_>) {
-    let _ = run_engine(case, &mut e);
+fn exercise(case: &Case, e: Engine<'_>) {
+    let _ = run_engine(case, &mut e.session());
     let _ = e.matching_rules("bash", &toolgate::Args::from_json(r#"{"command": "ls"}"#));
     let _ = e.sources();
     let _ = e.withheld();
@@ -112,13 +112,12 @@ fuzz_target!(|data: &[u8]| {
             let Some((case, registry, engine, bytes)) = valid(&mut u) else {
                 return;
             };
-            let mut loaded = match Engine::from_bytes_with(&bytes, &registry) {
+            let loaded = match Engine::from_bytes_with(&bytes, &registry) {
                 Ok(e) => e,
                 Err(e) => panic!("a valid artifact does not load: {e}\n{case}"),
             };
-            let mut compiled = engine.clone();
-            let want = run_engine(&case, &mut compiled);
-            let got = run_engine(&case, &mut loaded);
+            let want = run_engine(&case, &mut engine.session());
+            let got = run_engine(&case, &mut loaded.session());
             if want != got {
                 panic!(
                     "the loaded artifact answers differently:\ncompiled {want:?}\nloaded {got:?}\n{case}"

@@ -83,9 +83,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     reseal_checksums(&mut bytes);
-    if let Ok(mut loaded) = Engine::from_bytes_with(&bytes, &registry) {
-        let want = run_engine(&case, &mut engine.clone());
-        let got = run_engine(&case, &mut loaded);
+    if let Ok(loaded) = Engine::from_bytes_with(&bytes, &registry) {
+        let want = run_engine(&case, &mut engine.session());
+        let got = run_engine(&case, &mut loaded.session());
         if want != got {
             panic!(
                 "tables changed behind recomputed checksums loaded and decide differently:\noriginal {want:?}\nchanged {got:?}\n{case}"

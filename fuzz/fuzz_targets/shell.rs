@@ -58,7 +58,10 @@ fn against_real_shells(seed: &[u8]) {
     let (sbx, shells) = SHELLS.get_or_init(|| {
         let mut sbx = Sandbox::new();
         sbx.timeout = std::time::Duration::from_secs(2);
-        let shells = [real_shell::bash(), real_shell::zsh()].into_iter().flatten().collect();
+        let shells = [real_shell::bash(), real_shell::zsh()]
+            .into_iter()
+            .flatten()
+            .collect();
         (sbx, shells)
     });
     for sh in shells {

@@ -13,6 +13,8 @@
 //! * [`classes`]: single-strategy policies whose rules share program
 //!   prefixes, for the per-strategy benchmarks and differential tests.
 //! * [`brush`]: the shell splitter against brush-parser.
+//! * [`claude_kinds`]: the `path` and `domain` kinds, their compiled
+//!   tables and the reference's own reading of them, on generated cases.
 //! * [`reach`]: the `path-reach` kind held to its promise, that no path a
 //!   query names and a rule covers goes unseen.
 //! * [`real_shell`]: the shell splitter against bash and zsh themselves,
@@ -39,6 +41,7 @@ pub mod agentpolicy;
 pub mod authensor;
 pub mod brush;
 pub mod classes;
+pub mod claude_kinds;
 pub mod reach;
 pub mod real_shell;
 pub mod reseal;

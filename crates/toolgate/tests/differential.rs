@@ -94,6 +94,35 @@ fn printed_cases_replay_in_the_harness() {
 }
 
 #[test]
+fn claude_kinds_agree_with_the_reference() {
+    use toolgate_testing::claude_kinds::{check_kind, KindCase, KindName};
+    let seed = base_seed() ^ 0x6b69_6e64;
+    let mut counts = std::collections::BTreeMap::new();
+    for i in 0..20_000u64 {
+        let c: KindCase = match generate(seed.wrapping_add(i), 128) {
+            Ok(c) => c,
+            Err(_) => continue,
+        };
+        let got = check_kind(&c).unwrap_or_else(|e| panic!("{e}"));
+        let slot = counts
+            .entry((c.kind == KindName::Path, got))
+            .or_insert(0u32);
+        *slot += 1;
+    }
+    eprintln!("path and domain cases (is path, answer): {counts:?}");
+    // Both kinds, and both answers of each, must be common.
+    for path in [true, false] {
+        for answer in [true, false] {
+            let n = counts.get(&(path, Some(answer))).copied().unwrap_or(0);
+            assert!(
+                n >= 500,
+                "only {n} cases of (path {path}, {answer}): {counts:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn matchers_agree() {
     let seed = base_seed() ^ 0x6d61_7463;
     let (mut matched, mut n) = (0, 0);

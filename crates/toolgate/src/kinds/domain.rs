@@ -167,7 +167,7 @@ impl HostPattern {
                 _ => None,
             }
             .ok_or_else(|| format!("`{spec}` is not a host name"))?;
-            if canonical.starts_with('[') || canonical.parse::<std::net::Ipv4Addr>().is_ok() {
+            if canonical.starts_with('[') {
                 labels.push(Label::Lit(canonical));
             } else {
                 labels.extend(canonical.split('.').map(|l| Label::Lit(l.to_string())));
@@ -179,6 +179,10 @@ impl HostPattern {
                 }
                 if l == "*" {
                     labels.push(Label::One);
+                } else if l.bytes().all(|b| b.is_ascii_digit()) {
+                    // A decimal of an IPv4 address (`10.*.*.*`); alone, a
+                    // URL parser would read it as a whole address.
+                    labels.push(Label::Lit(l.to_string()));
                 } else if l.contains('*') {
                     if !l
                         .chars()
@@ -259,12 +263,13 @@ impl HostPattern {
         if host.is_empty() {
             return false;
         }
-        let whole: Vec<&str> =
-            if host.starts_with('[') || host.parse::<std::net::Ipv4Addr>().is_ok() {
-                vec![host]
-            } else {
-                host.split('.').collect()
-            };
+        // An IPv6 address is one label; an IPv4 address's dotted form is
+        // four, as the tables read it (`domain:10.*.*.*` meets `10.1.2.3`).
+        let whole: Vec<&str> = if host.starts_with('[') {
+            vec![host]
+        } else {
+            host.split('.').collect()
+        };
         if whole.iter().any(|l| l.is_empty()) {
             return false;
         }

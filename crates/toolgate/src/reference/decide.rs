@@ -98,6 +98,9 @@ impl Reference {
         match kind {
             "prefix" => super::prefix_matches(spec, value),
             "glob" => super::glob_spec_matches(spec, value),
+            "path" => super::kinds::path_matches(spec, value),
+            #[cfg(feature = "domain")]
+            "domain" => super::kinds::domain_matches(spec, value),
             other => self
                 .registry
                 .kind(other)

@@ -21,6 +21,7 @@
 
 mod decide;
 mod grants;
+pub mod kinds;
 
 #[cfg(test)]
 mod tests;
