@@ -21,14 +21,19 @@ const SETTINGS: &str = r#"{"permissions": {
            "WebFetch(domain:evil.example)", "mcp__github__delete_repo"],
   "ask": ["Bash(git push:*)"]}}"#;
 
-fn loaded() -> &'static Loaded {
-    static L: OnceLock<Loaded> = OnceLock::new();
-    L.get_or_init(|| {
+/// The settings loaded for a file system that keeps case (`fold` false)
+/// or one that ignores it.
+fn loaded(fold: bool) -> &'static Loaded {
+    static KEEP: OnceLock<Loaded> = OnceLock::new();
+    static FOLD: OnceLock<Loaded> = OnceLock::new();
+    let cell = if fold { &FOLD } else { &KEEP };
+    cell.get_or_init(|| {
         let env = Environment {
             home: Some("/home/u".into()),
             project_dir: Some("/repo".into()),
             trust_project: false,
             mode: None,
+            fold_paths: fold,
         };
         let file = SettingsFile {
             scope: Scope::CommandLine,
@@ -95,7 +100,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(payload) = Payload::from_json(&text) else {
         return;
     };
-    let l = loaded();
+    // The length's parity picks the file system, so both see every shape.
+    let l = loaded(data.len() % 2 == 1);
     let mut call = payload.call;
     if call.cwd.is_none() {
         call.cwd = Some("/repo".into());

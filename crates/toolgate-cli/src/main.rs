@@ -1417,17 +1417,80 @@ fn home() -> Option<String> {
     std::env::var("HOME").ok().filter(|h| h.starts_with('/'))
 }
 
+/// Whether path rules are read folded for the project at `dir`: when the
+/// file system there ignores case (macOS and Windows, whose default file
+/// systems do, or a probe that finds one name under two cases), since
+/// there `Read(./.env)` must also meet `.ENV`. `TOOLGATE_FOLD_PATHS=1` or
+/// `=0` says so instead. Folding reads more paths as the same, so a probe
+/// that cannot tell leaves paths as they are only where the platform's file
+/// systems are case-sensitive by default.
+fn fold_paths(dir: Option<&str>) -> bool {
+    match std::env::var("TOOLGATE_FOLD_PATHS").ok().as_deref() {
+        Some("1" | "true" | "yes") => return true,
+        Some("0" | "false" | "no") => return false,
+        _ => {}
+    }
+    if cfg!(any(target_os = "macos", target_os = "ios", windows)) {
+        return true;
+    }
+    dir.is_some_and(ignores_case)
+}
+
+/// Whether the file system holding `dir` finds `dir`, or one of its first
+/// entries, under its name with the case of its letters swapped, as the
+/// same file.
+fn ignores_case(dir: &str) -> bool {
+    let dir = std::path::Path::new(dir);
+    let mut names: Vec<std::path::PathBuf> = vec![dir.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        names.extend(entries.flatten().take(64).map(|e| e.path()));
+    }
+    for path in names {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let swapped: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_lowercase() {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect();
+        if swapped == name {
+            continue;
+        }
+        let other = path.with_file_name(&swapped);
+        match (std::fs::metadata(&path), std::fs::metadata(&other)) {
+            (Ok(a), Ok(b)) => return same_file(&a, &b),
+            (Ok(_), Err(_)) => return false,
+            _ => continue,
+        }
+    }
+    false
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
+}
+
 /// The built-in registry with the `path` and `path-reach` kinds told the home
 /// directory.
 fn registry() -> toolgate::Registry {
     let mut r = toolgate::builtins::registry();
     if let Some(h) = home() {
-        r.add_kind(std::sync::Arc::new(toolgate::kinds::PathKind::with_home(
-            h.clone(),
-        )));
-        r.add_kind(std::sync::Arc::new(
-            toolgate::kinds::PathReachKind::with_home(h),
-        ));
+        for k in toolgate::kinds::path_kinds(Some(&h)) {
+            r.add_kind(k);
+        }
     }
     r
 }
@@ -1504,6 +1567,11 @@ fn settings_policy(path: &str) -> Result<toolgate::claude::Loaded, ExitCode> {
         }),
         trust_project: false,
         mode: None,
+        fold_paths: false,
+    };
+    let env = toolgate::claude::Environment {
+        fold_paths: fold_paths(env.project_dir.as_deref()),
+        ..env
     };
     let loaded = load_settings(&[file], &env).map_err(|e| {
         eprint!("{e}");
@@ -1544,6 +1612,7 @@ fn decide_settings(
         project_dir: project_dir.clone(),
         trust_project,
         mode: None,
+        fold_paths: fold_paths(project_dir.as_deref()),
     };
     let loaded = match load_settings(&files, &env) {
         Ok(l) => l,
@@ -1791,11 +1860,13 @@ fn hook(
     };
     let trust_project =
         trust_project || recorded_trust(home.as_deref(), project.as_deref(), call.cwd.as_deref());
+    let fold = fold_paths(project.as_deref());
     let env = toolgate::claude::Environment {
         home,
         project_dir: project,
         trust_project,
         mode: payload.mode,
+        fold_paths: fold,
     };
     let loaded = match load_settings(&files, &env) {
         Ok(l) => l,

@@ -410,3 +410,40 @@ fn a_bundle_compiled_from_settings_answers_the_hook() {
         "deny"
     );
 }
+
+/// `TOOLGATE_FOLD_PATHS` says whether the project's file system ignores
+/// case: when it does, `Read(.env)` denies `.ENV`, the same file there;
+/// when it does not, `.ENV` is another file and the read is not denied.
+#[test]
+fn path_rules_fold_where_the_file_system_ignores_case() {
+    let s = Scratch::new("fold");
+    settings(&s);
+    let p = payload(
+        &s,
+        "Read",
+        serde_json::json!({"file_path": s.repo().join(".ENV")}),
+        "default",
+    );
+    let decide = |fold: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["hook", "claude-code"])
+            .env("HOME", s.home())
+            .env("TOOLGATE_FOLD_PATHS", fold)
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .current_dir(s.repo())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(decide("1"), "deny");
+    assert_ne!(decide("0"), "deny");
+}

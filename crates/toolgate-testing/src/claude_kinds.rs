@@ -21,6 +21,9 @@ use toolgate::registry::{CallContext, Registry};
 pub enum KindName {
     /// `path`: the value is a path, read against a working directory.
     Path,
+    /// `path-fold`: as `path`, on a file system that ignores case and
+    /// Unicode normalisation.
+    PathFold,
     /// `domain`: the value is a URL.
     Domain,
 }
@@ -130,12 +133,49 @@ fn path_case(u: &mut Unstructured<'_>) -> Result<KindCase> {
         }
         v
     };
+    let kind = if u.ratio(1, 3)? {
+        KindName::PathFold
+    } else {
+        KindName::Path
+    };
+    // Other cases and other spellings of one name, for the folded kind
+    // (and for the plain one, which must not fold them).
+    let value = respell(u, &value)?;
+    let spec = if u.ratio(1, 4)? {
+        respell(u, &spec)?
+    } else {
+        spec
+    };
+    let cwd = if u.ratio(1, 6)? {
+        respell(u, &cwd)?
+    } else {
+        cwd
+    };
     Ok(KindCase {
-        kind: KindName::Path,
+        kind,
         spec,
         value,
         cwd,
     })
+}
+
+/// `text` with some letters in the other case and some `é` decomposed.
+fn respell(u: &mut Unstructured<'_>, text: &str) -> Result<String> {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii_alphabetic() && u.ratio(1, 4)? {
+            out.push(if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            });
+        } else if c == 'e' && u.ratio(1, 8)? {
+            out.push_str(if u.ratio(1, 2)? { "\u{e9}" } else { "e\u{301}" });
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 fn domain_case(u: &mut Unstructured<'_>) -> Result<KindCase> {
@@ -194,9 +234,9 @@ fn domain_case(u: &mut Unstructured<'_>) -> Result<KindCase> {
 /// The kinds a case is decided with: `path` knowing the home directory.
 pub fn registry() -> Registry {
     let mut r = toolgate::builtins::registry();
-    r.add_kind(std::sync::Arc::new(toolgate::kinds::PathKind::with_home(
-        HOME,
-    )));
+    for k in toolgate::kinds::path_kinds(Some(HOME)) {
+        r.add_kind(k);
+    }
     r
 }
 
@@ -210,6 +250,7 @@ pub fn registry() -> Registry {
 pub fn check_kind(c: &KindCase) -> std::result::Result<Option<bool>, crate::Mismatch> {
     let name = match c.kind {
         KindName::Path => "path",
+        KindName::PathFold => "path-fold",
         KindName::Domain => "domain",
     };
     let registry = registry();
@@ -226,6 +267,7 @@ pub fn check_kind(c: &KindCase) -> std::result::Result<Option<bool>, crate::Mism
     let by_kind = kind.matches(&c.spec, &canonical);
     let by_reference = match c.kind {
         KindName::Path => toolgate::reference::kinds::path_matches(&c.spec, &canonical),
+        KindName::PathFold => toolgate::reference::kinds::folded_path_matches(&c.spec, &canonical),
         KindName::Domain => toolgate::reference::kinds::domain_matches(&c.spec, &canonical),
     };
     let mut policy = Policy {

@@ -32,8 +32,9 @@ pub fn registry() -> Registry {
     r.add_kind(Arc::new(PrefixKind));
     r.add_kind(Arc::new(GlobKind));
     r.add_kind(Arc::new(crate::kinds::ClaudeBashKind));
-    r.add_kind(Arc::new(crate::kinds::PathKind::new()));
-    r.add_kind(Arc::new(crate::kinds::PathReachKind::new()));
+    for k in crate::kinds::path_kinds(None) {
+        r.add_kind(k);
+    }
     #[cfg(feature = "domain")]
     r.add_kind(Arc::new(crate::kinds::DomainKind));
     r.add_splitter("shell", Arc::new(crate::shell::ShellSplitter::default()));

@@ -195,6 +195,10 @@ pub struct Environment {
     /// The session's permission mode, when the caller knows it (a hook
     /// payload's `permission_mode`); otherwise the files' `defaultMode`.
     pub mode: Option<String>,
+    /// Whether the project's file system ignores case and Unicode
+    /// normalisation (macOS, Windows): path rules and paths are then read
+    /// folded (`path-fold`), so `Read(./.env)` also meets `.ENV`.
+    pub fold_paths: bool,
 }
 
 /// An MCP allow rule the core cannot hold: a glob over tool names after a
@@ -715,9 +719,14 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
         ..Policy::default()
     };
     for (tool, kind, field, split) in TOOLS {
+        let kind = match *kind {
+            "path" if env.fold_paths => "path-fold",
+            "path-reach" if env.fold_paths => "path-reach-fold",
+            k => k,
+        };
         policy.matchers.push(MatcherDecl {
             tool: (*tool).to_string(),
-            kind: Some((*kind).to_string()),
+            kind: Some(kind.to_string()),
             field: Some((*field).to_string()),
             split: split.map(str::to_string),
             location: Location::default(),

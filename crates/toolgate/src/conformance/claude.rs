@@ -24,7 +24,6 @@ use crate::claude::{self, Environment, Scope, SettingsFile};
 use crate::engine::Evaluator;
 use serde::Deserialize;
 use serde_json::Value;
-use std::sync::Arc;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +43,8 @@ struct ClaudeCase {
     project_dir: Option<String>,
     trust_project: Option<bool>,
     mode: Option<String>,
+    /// Whether the file system ignores case and normalisation.
+    fold_paths: Option<bool>,
     calls: Option<Vec<CallCase>>,
     batch: Option<Vec<CallCase>>,
     offer: Option<Offer>,
@@ -108,6 +109,7 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
         project_dir: Some(project.clone()),
         trust_project: case.trust_project.unwrap_or(false),
         mode: case.mode.clone(),
+        fold_paths: case.fold_paths.unwrap_or(false),
     };
     let loaded = match (claude::load(&files, &env), &case.error) {
         (Ok(l), None) => l,
@@ -138,8 +140,9 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
         }
     }
     let mut registry = crate::builtins::registry();
-    registry.add_kind(Arc::new(crate::kinds::PathKind::with_home(home.clone())));
-    registry.add_kind(Arc::new(crate::kinds::PathReachKind::with_home(home)));
+    for k in crate::kinds::path_kinds(Some(&home)) {
+        registry.add_kind(k);
+    }
     let call = |c: &CallCase, n: usize| -> Call {
         let mut call = make_call(c, n);
         if call.cwd.is_none() {

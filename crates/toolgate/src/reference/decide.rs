@@ -99,6 +99,7 @@ impl Reference {
             "prefix" => super::prefix_matches(spec, value),
             "glob" => super::glob_spec_matches(spec, value),
             "path" => super::kinds::path_matches(spec, value),
+            "path-fold" => super::kinds::folded_path_matches(spec, value),
             #[cfg(feature = "domain")]
             "domain" => super::kinds::domain_matches(spec, value),
             other => self

@@ -38,6 +38,15 @@ pub fn path_matches(spec: &str, value: &str) -> bool {
     segments_match(&pattern.segments, &parts, 0, 0, &mut memo)
 }
 
+/// [`path_matches`] on a file system that ignores case and Unicode
+/// normalisation (§4.4): the specifier and the value, each composed and
+/// lowercased, compared as `path` compares them.
+pub fn folded_path_matches(spec: &str, value: &str) -> bool {
+    use unicode_normalization::UnicodeNormalization as _;
+    let fold = |s: &str| s.nfc().collect::<String>().to_lowercase();
+    path_matches(&fold(spec), &fold(value))
+}
+
 /// A path specifier read as §4.1 says: where it is anchored, and the
 /// segments a path must be made of (`None` for a whole `**` segment).
 struct PathPattern {
