@@ -595,7 +595,22 @@ impl Parser<'_, '_, '_> {
                 "the program name `{}` is computed when the command runs",
                 snippet(self.v(prog))
             );
-            return self.out.push(Piece::opaque(Kind::Command, text, why));
+            self.out
+                .push(Piece::opaque(Kind::Command, text.clone(), why))?;
+            // A name built by braces or `$IFS` alone is expanded as bash
+            // expands it, for deny and ask rules only (`expand`).
+            let plain = pw.flags & !(BRACE | PARAM) == 0;
+            if let Some(mut words) = plain.then(|| super::expand::words(self.v(prog))).flatten() {
+                if let Some(first) = words.first_mut() {
+                    *first = basename(first).to_string();
+                }
+                words.extend((prog + 1..b).map(|i| self.v(i).to_string()));
+                let form = words.join(" ");
+                return self
+                    .out
+                    .push(Piece::with_value(Kind::Constraint, text, form));
+            }
+            return Ok(());
         }
         let plan = if pw.flags & ODD != 0 {
             Plan::Plain
@@ -816,7 +831,36 @@ impl Parser<'_, '_, '_> {
             }
             "sudo" => self.wrapped(name, &SUDO, prog, b),
             "doas" => self.wrapped(name, &DOAS, prog, b),
-            "xargs" => self.wrapped(name, &XARGS, prog, b),
+            "xargs" => {
+                // A bare `xargs` is left out for allow rules, as Claude
+                // Code leaves it out (`xargs grep foo` is judged as `grep
+                // foo`), unless the words it adds may make its command run
+                // or write something: its command is a wrapper, a shell or
+                // a program acting through its options, or `xargs` has
+                // options of its own (`-I`, `-a`).
+                let bare = prog + 1 < b && !self.v(prog + 1).starts_with('-');
+                match self.wrapped(name, &XARGS, prog, b) {
+                    Plan::Inner {
+                        start,
+                        end,
+                        by_value,
+                        ..
+                    } => {
+                        let inner = basename(self.v(start));
+                        // The files it adds are still read: a reading
+                        // program fed by `xargs` names every path (`files`).
+                        let plain = matches!(self.plan(start, end, false), Plan::Plain)
+                            && !super::programs::acts_through_arguments(inner);
+                        Plan::Inner {
+                            start,
+                            end,
+                            by_value,
+                            transparent: bare && plain,
+                        }
+                    }
+                    other => other,
+                }
+            }
             "find" => self.find(prog, b),
             "watch" => self.watch(prog, b),
             "eval" => {

@@ -50,6 +50,7 @@
 )]
 
 mod analyse;
+mod expand;
 mod files;
 mod parse;
 mod programs;

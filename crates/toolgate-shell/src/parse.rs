@@ -814,7 +814,11 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             }
             git = w == "git";
             sub_prog = super::subcommand::program(w).is_some() || super::programs::has_options(w);
-        } else if sub_prog && cmd.get(i0..i)?.bytes().any(|c| c == b'-' || c == b'+') {
+        } else if sub_prog
+            && (cmd.get(i0..i)?.bytes().any(|c| c == b'-' || c == b'+')
+                || matches!(cmd.get(i0..i)?.bytes().next(), Some(b'*' | b'?' | b'[')))
+        {
+            // A glob at the start of a word may expand to an option, too.
             // An option of a program with subcommands (its readings,
             // `subcommand`) or of one that runs, writes or reads through
             // its options (`programs`): the analysis's.

@@ -33,7 +33,7 @@
 //! `getopt_long` and git's option parser accept them.
 
 use super::analyse::{basename, Plan};
-use super::parse::{snippet, Parser, Res, COMPUTED};
+use super::parse::{snippet, Parser, Res, ARITH, BRACE, COMPUTED, GLOB, PARAM, SUBST};
 use super::{subcommand, Kind, Piece};
 
 /// What an option's value (or the option itself) makes the program do.
@@ -594,6 +594,23 @@ pub(super) fn is_wrapper(name: &str) -> bool {
     )
 }
 
+/// Whether words added to `name`'s arguments (by `xargs`) may make it run,
+/// write or hide something: a program with a reader of its own or a row
+/// of the table that does more than read.
+pub(super) fn acts_through_arguments(name: &str) -> bool {
+    matches!(
+        name,
+        "git" | "sed" | "gsed" | "awk" | "gawk" | "mawk" | "nawk" | "dd" | "ssh" | "find"
+    ) || PROGRAMS.iter().any(|p| {
+        p.names.contains(&name)
+            && p.opts.iter().any(|o| {
+                o.does
+                    .iter()
+                    .any(|d| !matches!(d, Does::Reads | Does::OperandsRead))
+            })
+    })
+}
+
 /// Whether `name` (a base name) has an entry in the table, for the quick
 /// path, which leaves such a program's options to the analysis.
 #[inline]
@@ -1032,6 +1049,13 @@ impl Parser<'_, '_, '_> {
         let mut ops_read = false;
         let first = i;
         let mut ended = false;
+        let effectful = entries.iter().any(|p| {
+            p.opts.iter().any(|o| {
+                o.does
+                    .iter()
+                    .any(|d| !matches!(d, Does::Reads | Does::OperandsRead))
+            })
+        });
         while i < b {
             let v = self.v(i);
             if ended || v == "-" || !(v.starts_with('-') || v.starts_with('+')) || v == "--" {
@@ -1039,6 +1063,20 @@ impl Parser<'_, '_, '_> {
                     ended = true;
                     i += 1;
                     continue;
+                }
+                if !ended && effectful && self.may_become_option(i) {
+                    // `find . $P` with `P='-exec rm -rf ~ ;'`, or `tar czf
+                    // a.tgz *` beside a file named `--checkpoint-action=…`:
+                    // the shell makes the word an option the text does not
+                    // show.
+                    let text = self.opt_text(i, i);
+                    fx.push(Effect::Hides {
+                        why: format!(
+                            "`{}` is expanded when the command runs and could become an option that runs or writes something",
+                            snippet(&text)
+                        ),
+                        text,
+                    });
                 }
                 let old = i == first && !ended && entries.iter().any(|p| p.old_style);
                 if old && !v.is_empty() {
@@ -1173,6 +1211,18 @@ impl Parser<'_, '_, '_> {
             }
         }
         (operands, i)
+    }
+
+    /// Whether word `k` may expand to a word starting with `-` or `+`: an
+    /// expansion or an unquoted glob at its start (`$P`, `"$P"`, `$(…)`,
+    /// `*`, `?x`, `[-]*`, `{-a,b}`). A word with a literal first character
+    /// cannot.
+    fn may_become_option(&self, k: usize) -> bool {
+        let flags = self.w(k).flags;
+        let first = self.v(k).bytes().next();
+        (flags & (PARAM | SUBST | ARITH) != 0 && matches!(first, Some(b'$' | b'`')))
+            || (flags & GLOB != 0 && matches!(first, Some(b'*' | b'?' | b'[')))
+            || (flags & BRACE != 0 && first == Some(b'{'))
     }
 
     /// tar's old style: the first word's letters are options, whose values

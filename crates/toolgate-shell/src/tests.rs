@@ -375,7 +375,15 @@ fn wrappers() {
     );
     check("env", &["cmd:env"]);
     check("env -S 'rm x'", &["cmd:env -S rm x", "cmd!env -S rm x"]);
-    check("xargs rm", &["cmd:xargs rm", "cmd:rm"]);
+    // A bare xargs is left out for allow rules, as Claude Code leaves it
+    // out, unless its command acts through the words xargs adds.
+    check("xargs rm", &["con:xargs rm", "cmd:rm"]);
+    check("xargs git diff", &["cmd:xargs git diff", "cmd:git diff"]);
+    check(
+        "xargs sh -c x",
+        &["cmd:xargs sh -c x", "con:sh -c x", "cmd:x"],
+    );
+    check("xargs -n1 rm", &["cmd:xargs -n1 rm", "cmd:rm"]);
     check(
         "xargs -0 -n1 -I{} rm {}",
         &["cmd:xargs -0 -n1 -I{} rm {}", "cmd:rm {}"],
@@ -678,8 +686,11 @@ fn opaque() {
     check("${CMD} x", &["cmd!${CMD} x"]);
     check("$(echo rm) -rf /", &["cmd:echo rm", "cmd!$(echo rm) -rf /"]);
     check("`echo rm` x", &["cmd:echo rm", "cmd!`echo rm` x"]);
-    check("{rm,-rf,/}", &["cmd!{rm,-rf,/}"]);
-    check("r{m,} x", &["cmd!r{m,} x"]);
+    check(
+        "{rm,-rf,/}",
+        &["cmd!{rm,-rf,/}", "con:rm -rf / [{rm,-rf,/}]"],
+    );
+    check("r{m,} x", &["cmd!r{m,} x", "con:rm r x [r{m,} x]"]);
     check("/bin/r? x", &["cmd!/bin/r? x"]);
     check("$((1)) x", &["cmd!$((1)) x"]);
     let p = split_command("$CMD x", &ShellConfig::default()).unwrap();
@@ -1357,7 +1368,8 @@ fn assignments_reach_the_wrapped_command() {
         ("LD_PRELOAD=x env nice npm test", vec!["LD_PRELOAD=x npm test"]),
         ("env LD_PRELOAD=x nice npm test", vec!["LD_PRELOAD=x npm test"]),
         ("LD_PRELOAD=x command exec stdbuf -o0 git status", vec!["LD_PRELOAD=x git status"]),
-        ("LD_PRELOAD=x xargs npm test", vec!["LD_PRELOAD=x xargs npm test", "LD_PRELOAD=x npm test"]),
+        // A bare xargs is left out for allow rules; the variable is not.
+        ("LD_PRELOAD=x xargs npm test", vec!["LD_PRELOAD=x npm test"]),
         ("LD_PRELOAD=x find . -exec npm test ;", vec!["LD_PRELOAD=x find . -exec npm test", "LD_PRELOAD=x npm test"]),
         ("LD_PRELOAD=x eval 'git status | cat'", vec!["LD_PRELOAD=x git status", "LD_PRELOAD=x cat"]),
         (r#"EDITOR=x bash -c 'bash -c "git status"'"#, vec!["EDITOR=x git status"]),
@@ -1463,6 +1475,8 @@ fn subcommand_global_options_and_flag_order() {
         &[
             "cmd:git $opts push --force",
             "con:git push --force [git $opts push --force]",
+            // `$opts` may be `-c core.pager=…`.
+            "cmd!$opts",
         ],
     );
     check(
@@ -1864,6 +1878,67 @@ fn more_wrappers() {
     );
     check(
         "ssh host \"$cmd\"",
-        &["cmd:ssh host $cmd", "cmd!ssh host $cmd"],
+        // The word alone may also become an option of ssh.
+        &["cmd:ssh host $cmd", "cmd!$cmd", "cmd!ssh host $cmd"],
     );
+}
+
+/// A word the shell may expand into an option (an expansion or an unquoted
+/// glob at its start) of a program that runs or writes through its
+/// options is opaque: the options it becomes are not in the text. A word
+/// after `--`, a quoted glob and a word with a literal first character
+/// cannot become one.
+#[test]
+fn words_that_may_become_options_are_opaque() {
+    for (cmd, word) in [
+        ("find . $P", "$P"),
+        ("find . -name *.rs", "*.rs"),
+        ("sort *", "*"),
+        ("git diff *", "*"),
+        ("git log $(cat opts)", "$(cat opts)"),
+        ("tar czf a.tgz *", "*"),
+        ("rg x {-a,b}", "{-a,b}"),
+    ] {
+        let pieces = show(cmd);
+        assert!(
+            pieces.iter().any(|p| p == &format!("cmd!{word}")),
+            "{cmd}: {pieces:?}"
+        );
+    }
+    for cmd in [
+        "find . -name '*.rs'",
+        "git diff -- *",
+        "sort x$y",
+        "grep foo $F",
+        "git add *",
+        "ls *",
+    ] {
+        let pieces = show(cmd);
+        assert!(!pieces.iter().any(|p| p.contains('!')), "{cmd}: {pieces:?}");
+    }
+}
+
+/// A program name built by braces or `$IFS` stays opaque (no allow rule
+/// covers it), and also gets the form bash runs, for deny and ask rules:
+/// `{rm,-rf,~}` runs `rm -rf ~` (checked under bash, `tests/shell_bash.rs`).
+#[test]
+fn program_names_built_by_braces_or_ifs_are_expanded_for_deny_rules() {
+    check(
+        "{rm,-rf,x}",
+        &["cmd!{rm,-rf,x}", "con:rm -rf x [{rm,-rf,x}]"],
+    );
+    check(
+        "rm${IFS}-rf${IFS}x y",
+        &[
+            "cmd!rm${IFS}-rf${IFS}x y",
+            "con:rm -rf x y [rm${IFS}-rf${IFS}x y]",
+        ],
+    );
+    check(
+        "{/bin/rm,x}",
+        &["cmd!{/bin/rm,x}", "con:rm x [{/bin/rm,x}]"],
+    );
+    // Another expansion in the name: opaque alone.
+    check("{rm,$X}", &["cmd!{rm,$X}"]);
+    check("'{rm,x}'", &["cmd:{rm,x}"]);
 }

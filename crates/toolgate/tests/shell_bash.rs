@@ -74,6 +74,18 @@ const RUNS: &[(&str, &[&str])] = &[
     ("EDITOR=evil stdbuf -o0 git status", &["git"]),
     ("EDITOR=evil setsid -w git status", &["git"]),
     ("PAGER=evil bash -c 'bash -c \"git status | cat\"'", &["git", "cat"]),
+    // Class 6, through the shell: a word the shell expands into options of
+    // a program that runs commands through them (`find`'s `-exec` from a
+    // variable, `tar`'s checkpoint action from file names a glob lists).
+    ("P=$(printf %s '-exec rm {} +'); find src $P", &["rm"]),
+    (
+        ": > ./--checkpoint=1; : > './--checkpoint-action=exec=rm x'; tar cf /dev/null *",
+        &["rm"],
+    ),
+    // A program name built by braces or `$IFS`.
+    ("{rm,-rf,a}", &["rm"]),
+    ("rm${IFS}-rf${IFS}a", &["rm"]),
+    ("r{m,} x", &["rm"]),
     // Class 6: programs that run a command through their arguments.
     ("sed -n '1e rm -rf ~' src/payload.sh", &["rm"]),
     ("sed -e 's/^/x/' -e '1e rm a' src/payload.sh", &["rm"]),

@@ -368,6 +368,90 @@ const EXEC_ASKS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The built-in read-only commands Claude Code runs without asking in every
+/// mode, as `claude-bash` patterns (a trailing ` *` also matches the bare
+/// program). What they run, write or read through their options is a
+/// subject of its own (`spec/shell.md` §6.4) and needs its own allow, so
+/// `git diff --output=f` still asks for the write; [`AUTO_CARVES`] keeps
+/// their operands inside the working directory. `git` is read-only only in
+/// these subcommands, and only without global options before them.
+const READ_ONLY: &[&str] = &[
+    "ls *",
+    "cat *",
+    "echo *",
+    "pwd *",
+    "head *",
+    "tail *",
+    "grep *",
+    "find *",
+    "wc *",
+    "which *",
+    "diff *",
+    "stat *",
+    "du *",
+    "cd *",
+    "lsof *",
+    "pgrep *",
+    "tput *",
+    "ss *",
+    "git status *",
+    "git diff *",
+    "git log *",
+    "git show *",
+    "git blame *",
+    "git rev-parse *",
+    "git ls-files *",
+    "git describe *",
+    "git shortlog *",
+    "git branch",
+    "git branch -a",
+    "git branch -r",
+    "git branch -v",
+    "git branch -vv",
+    "git branch --show-current",
+    "git branch --list *",
+    "git remote",
+    "git remote -v",
+    "git tag",
+    "git tag -l *",
+    "git tag --list *",
+];
+
+/// The file commands `acceptEdits` runs without asking on paths inside the
+/// working directories.
+const EDIT_COMMANDS: &[&str] = &[
+    "mkdir *", "touch *", "mv *", "cp *", "rm *", "rmdir *", "sed *",
+];
+
+/// Carve-outs from the built-in command approvals (rank 0, so they never
+/// reach the user's rules): an operand that may lie outside the working
+/// directory (absolute, under `~`, through `..`, or known only when the
+/// command runs), a bare `cd` or `cd -` (the home or the previous
+/// directory), the `find` actions Claude Code asks about, `git diff
+/// --no-index` (which reads any two files), and `ss` killing sockets or
+/// dumping them to a file.
+const AUTO_CARVES: &[&str] = &[
+    "* /*",
+    "* ~*",
+    "*=/*",
+    "*=~*",
+    "*..*",
+    "*$*",
+    "*`*",
+    "cd",
+    "cd -*",
+    "find * -exec*",
+    "find * -ok*",
+    "git diff *--no-index*",
+    "ss *K*",
+    "ss *D*",
+];
+
+/// The value of the constraint subject the `claude-shell` splitter adds
+/// to a command that runs `git` after `cd`, which the built-in source asks
+/// about: no simple command has this value, since `&&` ends one.
+pub const CD_THEN_GIT: &str = "cd && git";
+
 /// Targets whose removal Claude Code asks about in every mode.
 const CRITICAL: &[&str] = &["/", "~", "~/", "$HOME", "${HOME}", ".", "..", "./", "../"];
 
@@ -944,6 +1028,30 @@ fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> RuleSet {
         for (p, note) in EXEC_ASKS {
             l.get_mut(ask_list).push(noted("Bash", Some(p), note));
         }
+        l.get_mut(ask_list).push(noted(
+            "Bash",
+            Some(CD_THEN_GIT),
+            "`git` after `cd` in one command: the directory may hold another repository, whose configuration can run commands; Claude Code asks",
+        ));
+    }
+    for p in READ_ONLY {
+        l.allow.push(noted(
+            "Bash",
+            Some(p),
+            "a read-only command: Claude Code runs it without asking",
+        ));
+    }
+    if mode == Mode::AcceptEdits {
+        for p in EDIT_COMMANDS {
+            l.allow.push(noted(
+                "Bash",
+                Some(p),
+                "acceptEdits: file commands in a working directory are accepted",
+            ));
+        }
+    }
+    for p in AUTO_CARVES {
+        l.allow.push(RuleDecl::new("Bash", Some(&format!("!{p}"))));
     }
     for prog in ["rm", "rmdir"] {
         for t in CRITICAL {

@@ -57,6 +57,49 @@ impl Default for ClaudeShellSplitter {
 
 impl Splitter for ClaudeShellSplitter {
     fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, crate::error::SplitError> {
-        self.inner.split(tool, args)
+        let mut subjects = self.inner.split(tool, args)?;
+        if let Some(marker) = cd_then_git(&subjects) {
+            subjects.push(marker);
+        }
+        Ok(subjects)
     }
+}
+
+/// A constraint subject of value [`CD_THEN_GIT`](super::CD_THEN_GIT) when
+/// the command changes directory and runs `git`: git reads the
+/// configuration of the repository it finds there, and a repository's
+/// configuration can name commands (`core.fsmonitor`), so Claude Code asks
+/// about the pair even where each command alone is read-only. The order of
+/// the two is not checked: a loop or a function can run the `cd` first.
+fn cd_then_git(subjects: &[Subject]) -> Option<Subject> {
+    let commands = || {
+        subjects
+            .iter()
+            .filter(|s| s.tool.is_none())
+            .filter_map(|s| s.args.str_member("command"))
+    };
+    let runs = |v: &str, names: &[&str]| {
+        v.split(' ').any(|w| {
+            let base = w.rsplit('/').next().unwrap_or(w);
+            names.contains(&base)
+        })
+    };
+    let cd = commands().any(|v| {
+        let first = v.split(' ').next().unwrap_or(v);
+        matches!(first, "cd" | "pushd" | "popd")
+    });
+    if !cd || !commands().any(|v| runs(v, &["git"])) {
+        return None;
+    }
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "command".into(),
+        serde_json::Value::String(super::CD_THEN_GIT.into()),
+    );
+    Some(Subject {
+        args: Args::from_value(serde_json::Value::Object(m)),
+        tool: None,
+        text: super::CD_THEN_GIT.into(),
+        constrain: true,
+    })
 }
