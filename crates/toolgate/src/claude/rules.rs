@@ -290,8 +290,21 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
                     out.rules.push(decl(t, None, written));
                 }
             } else {
+                // A command is matched with its quotes removed (`git
+                // commit -m "fix typo"` is `git commit -m fix typo`), so a
+                // rule that quotes as the command does is read the same
+                // way. A deny or ask also keeps the rule as written.
+                let unquoted = (tool == "Bash").then(|| unquote(spec)).flatten();
                 for t in &family {
-                    out.rules.push(decl(t, Some(spec), written));
+                    match &unquoted {
+                        Some(u) => {
+                            out.rules.push(decl(t, Some(u), written));
+                            if list != List::Allow {
+                                out.rules.push(decl(t, Some(spec), written));
+                            }
+                        }
+                        None => out.rules.push(decl(t, Some(spec), written)),
+                    }
                 }
             }
         }
@@ -472,6 +485,40 @@ fn domain_error(spec: &str) -> Option<String> {
     }
 }
 
+/// `spec` with the shell's quotes removed as bash removes them from a
+/// word (single quotes, double quotes with their four escapes, a backslash
+/// outside quotes), or `None` when it has no quote or its quotes do not
+/// close. A `*` stays a wildcard wherever it stands.
+///
+/// ```text
+/// git commit -m "fix typo"   ->  git commit -m fix typo
+/// echo 'a "b"' \$HOME        ->  echo a "b" $HOME
+/// ```
+fn unquote(spec: &str) -> Option<String> {
+    if !spec.contains(['\'', '"', '\\']) {
+        return None;
+    }
+    let mut out = String::with_capacity(spec.len());
+    let mut chars = spec.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '\\') => out.push(chars.next()?),
+            (Some('"'), '\\') => match chars.peek() {
+                Some(&n @ ('"' | '\\' | '$' | '`')) => {
+                    out.push(n);
+                    chars.next();
+                }
+                _ => out.push('\\'),
+            },
+            (_, c) => out.push(c),
+        }
+    }
+    quote.is_none().then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -522,6 +569,22 @@ mod tests {
             texts(&t("Task(Explore)", List::Allow)),
             ["Agent(Explore)", "Task(Explore)"]
         );
+        assert_eq!(
+            texts(&t("Bash(git commit -m \"fix typo\")", List::Allow)),
+            ["Bash(git commit -m fix typo)"]
+        );
+        assert_eq!(
+            texts(&t("Bash(rm 'a b')", List::Deny)),
+            ["Bash(rm a b)", "Bash(rm 'a b')"]
+        );
+        assert_eq!(
+            unquote(r#"echo 'a "b"' \$HOME"#).as_deref(),
+            Some(r#"echo a "b" $HOME"#)
+        );
+        assert_eq!(unquote(r#"x "a\"b\n""#).as_deref(), Some(r#"x a"b\n"#));
+        assert_eq!(unquote("echo it's"), None);
+        assert_eq!(unquote("echo x\\"), None);
+        assert_eq!(unquote("ls *"), None);
         assert_eq!(texts(&t("Bash(command:rm *)", List::Deny)), ["Bash(rm *)"]);
         assert!(t("Bash(command:rm *)", List::Allow).rules.is_empty());
         assert_eq!(
