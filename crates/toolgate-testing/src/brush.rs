@@ -634,6 +634,33 @@ pub fn bad_substitution(cmd: &str) -> bool {
     })
 }
 
+/// Whether a process substitution in `cmd` (`<( … )`, `>( … )`) is glued
+/// to what follows it (`><(l)?`): bash reads one word, `/dev/fd/63?`, and
+/// runs only the substitution's command (checked under bash 5.2 with a
+/// stand-in program named `?` on `PATH`: it never ran), where brush ends the
+/// word at the `)` and takes the rest for a program.
+pub fn glued_process_substitution(cmd: &str) -> bool {
+    let bytes = cmd.as_bytes();
+    ["<(", ">("].iter().any(|open| {
+        cmd.match_indices(open).any(|(at, _)| {
+            let mut depth = 0usize;
+            for (k, &b) in bytes.iter().enumerate().skip(at + 1) {
+                match b {
+                    b'(' => depth += 1,
+                    b')' if depth <= 1 => {
+                        return bytes
+                            .get(k + 1)
+                            .is_some_and(|c| !b" \t\n;|&()<>".contains(c));
+                    }
+                    b')' => depth -= 1,
+                    _ => {}
+                }
+            }
+            false
+        })
+    })
+}
+
 /// Compares the splitter with brush on `cmd`.
 pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // brush has no `$[ … ]`, bash's old arithmetic expansion, and splits
@@ -696,6 +723,9 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // A bad substitution (checked against bash 5.2: `x=1; ls "${x)+'$(rm -rf ~)'}"`
     // printed "bad substitution" and ran no `rm`); brush found an `rm`.
     if bad_substitution(cmd) {
+        return Outcome::BrushRejects;
+    }
+    if glued_process_substitution(cmd) {
         return Outcome::BrushRejects;
     }
     let Some(program) = parse(cmd) else {

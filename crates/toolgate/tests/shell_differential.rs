@@ -209,3 +209,37 @@ fn bad_substitutions_are_left_to_the_splitter() {
         assert!(!toolgate_testing::brush::bad_substitution(good), "{good}");
     }
 }
+
+/// A shell fuzz finding (`><(l)?`): bash reads a process substitution glued
+/// to more text as one word and runs only the substitution's command;
+/// brush took the `?` for a program. The comparison leaves the class out;
+/// bash itself is the oracle here, with stand-in programs.
+#[test]
+fn glued_process_substitutions_are_left_to_the_splitter() {
+    let cmd = "><(ls)?";
+    assert!(toolgate_testing::brush::glued_process_substitution(cmd));
+    assert!(toolgate_testing::brush::glued_process_substitution(
+        "cat <(ls)x"
+    ));
+    assert!(!toolgate_testing::brush::glued_process_substitution(
+        "cat <(ls) x"
+    ));
+    assert!(!toolgate_testing::brush::glued_process_substitution(
+        "diff <(ls) <(ls -a)"
+    ));
+    assert!(matches!(
+        check(cmd, &ShellConfig::default()),
+        Outcome::BrushRejects
+    ));
+    let pieces = toolgate::shell::split_command(cmd, &ShellConfig::default()).unwrap();
+    let Some(bash) = toolgate_testing::real_shell::bash() else {
+        eprintln!("no /bin/bash: the case is not run under bash");
+        return;
+    };
+    let sbx = toolgate_testing::real_shell::Sandbox::new();
+    let did = sbx.run(&bash, cmd);
+    let ran: Vec<&str> = did.runs.iter().map(|r| r.program.as_str()).collect();
+    assert_eq!(ran, ["ls"], "bash ran {ran:?}");
+    let missed = toolgate_testing::real_shell::uncovered(&bash, cmd, &pieces, &did);
+    assert!(missed.is_empty(), "{missed:?}");
+}
