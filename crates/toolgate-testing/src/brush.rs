@@ -661,6 +661,28 @@ pub fn glued_process_substitution(cmd: &str) -> bool {
     })
 }
 
+/// Whether a word of `cmd` that starts like an element assignment
+/// (`name[`) has a quote before its `]` (`a[']=' b`): bash 5.2 reads the
+/// quote as part of the subscript and refuses the line ("unexpected EOF
+/// while looking for matching `]`"), zsh refuses it as a bad pattern, and
+/// neither runs anything; brush reads an assignment and a program `b`.
+pub fn quote_in_subscript(cmd: &str) -> bool {
+    cmd.split(|c: char| c.is_whitespace() || ";|&()".contains(c))
+        .any(|w| {
+            let Some(open) = w.find('[') else {
+                return false;
+            };
+            let name = &w[..open];
+            let is_name = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let inside = w[open..].split(']').next().unwrap_or("");
+            is_name && inside.contains(['\'', '"'])
+        })
+}
+
 /// Compares the splitter with brush on `cmd`.
 pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     // brush has no `$[ … ]`, bash's old arithmetic expansion, and splits
@@ -726,6 +748,9 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
         return Outcome::BrushRejects;
     }
     if glued_process_substitution(cmd) {
+        return Outcome::BrushRejects;
+    }
+    if quote_in_subscript(cmd) {
         return Outcome::BrushRejects;
     }
     let Some(program) = parse(cmd) else {

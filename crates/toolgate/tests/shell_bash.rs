@@ -82,6 +82,9 @@ const RUNS: &[(&str, &[&str])] = &[
         ": > ./--checkpoint=1; : > './--checkpoint-action=exec=rm x'; tar cf /dev/null *",
         &["rm"],
     ),
+    // A quote in a subscript: bash reports the assignment as invalid and
+    // still runs the command.
+    ("a[']']=1 rm a", &["rm"]),
     // A program name built by braces or `$IFS`.
     ("{rm,-rf,a}", &["rm"]),
     ("rm${IFS}-rf${IFS}a", &["rm"]),

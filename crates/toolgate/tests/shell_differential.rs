@@ -243,3 +243,29 @@ fn glued_process_substitutions_are_left_to_the_splitter() {
     let missed = toolgate_testing::real_shell::uncovered(&bash, cmd, &pieces, &did);
     assert!(missed.is_empty(), "{missed:?}");
 }
+
+/// A shell fuzz finding (`a[']=' b`): a quote inside what starts like an
+/// element assignment's subscript. bash refuses the line and zsh refuses
+/// the pattern, so nothing runs; brush read an assignment and a program
+/// `b`. The comparison leaves the class out; bash itself is the oracle.
+#[test]
+fn quotes_in_subscripts_are_left_to_the_splitter() {
+    let cmd = "a[']=' ls";
+    assert!(toolgate_testing::brush::quote_in_subscript(cmd));
+    assert!(!toolgate_testing::brush::quote_in_subscript("a[1]=x ls"));
+    assert!(!toolgate_testing::brush::quote_in_subscript("echo '[x]'"));
+    assert!(matches!(
+        check(cmd, &ShellConfig::default()),
+        Outcome::BrushRejects
+    ));
+    let pieces = toolgate::shell::split_command(cmd, &ShellConfig::default()).unwrap();
+    let Some(bash) = toolgate_testing::real_shell::bash() else {
+        eprintln!("no /bin/bash: the case is not run under bash");
+        return;
+    };
+    let sbx = toolgate_testing::real_shell::Sandbox::new();
+    let did = sbx.run(&bash, cmd);
+    assert!(did.runs.is_empty(), "bash ran {:?}", did.runs);
+    let missed = toolgate_testing::real_shell::uncovered(&bash, cmd, &pieces, &did);
+    assert!(missed.is_empty(), "{missed:?}");
+}
