@@ -442,6 +442,8 @@ const AUTO_CARVES: &[&str] = &[
     "cd -*",
     "find * -exec*",
     "find * -ok*",
+    "find -exec*",
+    "find -ok*",
     "git diff *--no-index*",
     "ss *K*",
     "ss *D*",
