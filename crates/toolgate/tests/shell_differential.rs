@@ -195,6 +195,14 @@ fn bad_substitutions_are_left_to_the_splitter() {
     assert!(toolgate_testing::brush::bad_substitution(
         "[ \"${x\u{a0}:-'$(rm -rf ~)'}\" ] && ls"
     ));
+    // A character no operator starts after a name (a later fuzz finding).
+    assert!(toolgate_testing::brush::bad_substitution("\"${x;'$(h)'}\""));
+    assert!(toolgate_testing::brush::bad_substitution("echo ${x.y}"));
+    for fine in [
+        "${x}", "${x:-y}", "${x#y}", "${x,,}", "${x~}", "${x[1]}", "${x@Q}",
+    ] {
+        assert!(!toolgate_testing::brush::bad_substitution(fine), "{fine}");
+    }
     assert!(matches!(
         check(cmd, &ShellConfig::default()),
         Outcome::BrushRejects
