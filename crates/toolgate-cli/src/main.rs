@@ -1553,6 +1553,34 @@ fn load_settings(
     })
 }
 
+/// What a file given as Claude Code settings is instead, when it is a
+/// policy of another dialect: a toolgate policy (a top-level rule list,
+/// `default`, `matchers` or `sources`, which settings keep under
+/// `permissions` or do not have), a Rubric bundle, Authensor policies or an
+/// artifact. `None` for settings, and for text that is not a document at
+/// all (the settings reader says what is wrong with it).
+fn not_settings(bytes: &[u8]) -> Option<&'static str> {
+    use toolgate::open::Format;
+    match Format::detect(bytes) {
+        Format::Rubric => Some("a Rubric bundle"),
+        Format::Authensor => Some("a list of Authensor policies"),
+        Format::Artifact => Some("a compiled artifact"),
+        Format::PolicyToml => Some("a toolgate policy (TOML)"),
+        Format::PolicyJson => {
+            let text = std::str::from_utf8(bytes).ok()?;
+            let v = toolgate::json::parse_document(text).ok()?;
+            let obj = v.as_object()?;
+            [
+                "default", "matchers", "sources", "aliases", "allow", "deny", "ask",
+            ]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+            .then_some("a toolgate policy")
+        }
+        _ => None,
+    }
+}
+
 /// One Claude Code settings file as a policy, warnings printed, for `check`
 /// and `compile`: the project directory is the one holding its `.claude`,
 /// else the current directory.
@@ -1858,6 +1886,18 @@ fn hook(
     } else {
         settings.iter().map(|f| absolute(f)).collect()
     };
+    // A policy of another dialect given as settings would be read as
+    // settings with no rules, and every call would get the default.
+    for (given, f) in settings.iter().zip(&files) {
+        if let Some(what) = std::fs::read(f).ok().and_then(|b| not_settings(&b)) {
+            return hook_answer(
+                Decision::Deny,
+                &format!(
+                    "`{given}` is {what}, not Claude Code settings: compile it and pass the artifact with `--bundle`, or write Claude Code rules under `permissions`"
+                ),
+            );
+        }
+    }
     let trust_project =
         trust_project || recorded_trust(home.as_deref(), project.as_deref(), call.cwd.as_deref());
     let fold = fold_paths(project.as_deref());

@@ -447,3 +447,38 @@ fn path_rules_fold_where_the_file_system_ignores_case() {
     assert_eq!(decide("1"), "deny");
     assert_ne!(decide("0"), "deny");
 }
+
+/// A toolgate policy, a Rubric bundle or an artifact given as `--settings`
+/// is refused with a deny naming what it is (issue 19): read as settings
+/// it would have no rules, and every call would get the default.
+#[test]
+fn a_policy_of_another_dialect_is_not_taken_for_settings() {
+    let s = Scratch::new("not-settings");
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "rm -rf /"}),
+        "default",
+    );
+    for (name, text, what) in [
+        (
+            "policy.json",
+            r#"{"default": "allow", "deny": "bash(rm:*)"}"#,
+            "a toolgate policy",
+        ),
+        (
+            "bundle.json",
+            r#"{"policies": [{"policyId": "p", "policyVersion": 1, "document": {"spec": {"defaultEffect": "allow", "rules": []}}}]}"#,
+            "a Rubric bundle",
+        ),
+    ] {
+        let f = s.write(&format!("repo/{name}"), text);
+        let (d, why) = hook(&s, &["--settings", f.to_str().unwrap()], &p);
+        assert_eq!(d, "deny", "{name}: {why}");
+        assert!(why.contains(what), "{name}: {why}");
+    }
+    // Settings without rules are still settings.
+    let f = s.write("repo/plain.json", r#"{"model": "opus"}"#);
+    let (d, why) = hook(&s, &["--settings", f.to_str().unwrap()], &p);
+    assert_eq!(d, "ask", "{why}");
+}
