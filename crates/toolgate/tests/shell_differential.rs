@@ -224,7 +224,10 @@ fn bad_substitutions_are_left_to_the_splitter() {
 /// bash itself is the oracle here, with stand-in programs.
 #[test]
 fn glued_process_substitutions_are_left_to_the_splitter() {
-    let cmd = "><(ls)?";
+    // bash does not wait for a process substitution unless told to: without
+    // the `wait`, the shell may exit, and its group be killed, before `ls`
+    // has logged.
+    let cmd = "><(ls)?; wait";
     assert!(toolgate_testing::brush::glued_process_substitution(cmd));
     assert!(toolgate_testing::brush::glued_process_substitution(
         "cat <(ls)x"
