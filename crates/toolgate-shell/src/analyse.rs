@@ -18,8 +18,8 @@
 //! no specifier matches.
 
 use super::parse::{
-    is_assign_lhs, snippet, Parser, Res, Word, ARITH, ASSIGN, BRACE, COMPUTED, INVIS, LITSUB, ODD,
-    PARAM, SUBST,
+    is_assign_lhs, snippet, Parser, Res, Word, ARITH, ASSIGN, BRACE, COMPUTED, GLOB, INVIS, LITSUB,
+    ODD, PARAM, SUBST,
 };
 use super::{subcommand, Kind, Piece};
 use toolgate_core::quote::is_invisible_or_bidi;
@@ -627,6 +627,7 @@ impl Parser<'_, '_, '_> {
             _ => Kind::Command,
         };
         self.emit_forms(a, prog, b, own)?;
+        self.expanded_form(a, prog, b, own)?;
         self.evaluated_args(prog, b)?;
         if pw.flags & ODD == 0 {
             self.option_effects(a, prog, b)?;
@@ -775,6 +776,58 @@ impl Parser<'_, '_, '_> {
                 .push(Piece::with_value(Kind::Constraint, text.clone(), f.clone()))?;
         }
         Ok(())
+    }
+
+    /// The command as the shell runs it when an argument's braces or globs
+    /// make its words other than they are written: an ordinary piece of its
+    /// own, so an allow rule must cover what `cat {,/}etc/passwd` or `cat
+    /// .*/x` reaches (`/etc/passwd`, `../x`) as well as what it shows, and a
+    /// deny rule sees it. Past the most words braces may make, the command
+    /// is opaque.
+    fn expanded_form(&mut self, a: usize, prog: usize, b: usize, own: Kind) -> Res<()> {
+        if (prog + 1..b).all(|i| self.w(i).flags & (BRACE | GLOB) == 0) {
+            return Ok(());
+        }
+        let mut words: Vec<String> = Vec::new();
+        let mut changed = false;
+        for i in a..b {
+            if i < prog && self.is_safe(i) {
+                continue;
+            }
+            let (w, v) = (self.w(i), self.v(i));
+            if i <= prog || w.flags & (BRACE | GLOB) == 0 {
+                words.push(if v.is_empty() { "''".into() } else { v.into() });
+                continue;
+            }
+            let alts = if w.flags & BRACE != 0 {
+                super::expand::alternatives(v)
+            } else {
+                Some(vec![v.to_string()])
+            };
+            let Some(alts) = alts else {
+                let why = format!(
+                    "the braces of `{}` expand into more words than are read",
+                    snippet(v)
+                );
+                let text = self.shown(a, b);
+                return self.out.push(Piece::opaque(Kind::Command, text, why));
+            };
+            changed |= alts.len() != 1;
+            for alt in alts {
+                let reached = if w.flags & GLOB != 0 {
+                    super::expand::parent_reach(&alt)
+                } else {
+                    alt
+                };
+                changed |= reached != v;
+                words.push(reached);
+            }
+        }
+        if !changed {
+            return Ok(());
+        }
+        let text = self.shown(a, b);
+        self.out.push(Piece::with_value(own, text, words.join(" ")))
     }
 
     /// The readings of `words[prog..b]` with a subcommand program's global

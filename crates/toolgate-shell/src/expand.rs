@@ -1,7 +1,9 @@
-//! Program names built by brace expansion or `$IFS`, expanded as bash
-//! expands them: `{rm,-rf,~}` is the three words `rm -rf ~`, and
+//! Words built by brace expansion or `$IFS`, expanded as bash expands
+//! them: `{rm,-rf,~}` is the three words `rm -rf ~`, and
 //! `rm${IFS}-rf${IFS}~` is the same three words when `IFS` has its default
-//! value.
+//! value. An argument's braces and globs are read too, for where they can
+//! reach: `cat {,/}etc/passwd` names `/etc/passwd`, and `cat .*/x` names
+//! `../x` in a shell whose globs match `..` (bash before 5.2).
 //!
 //! A computed program name is an opaque piece whatever this module says, so
 //! no allow rule covers it. The words found here only give deny and ask
@@ -35,6 +37,80 @@ pub(super) fn words(value: &str) -> Option<Vec<String>> {
         }
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// The words an argument's unquoted braces expand into (`{,/}etc` is `etc`
+/// and `/etc`), each with its `$` expansions kept as written, so that rules
+/// still see them; empty words are dropped, as bash drops them. `None` past
+/// [`MOST_WORDS`].
+pub(super) fn alternatives(value: &str) -> Option<Vec<String>> {
+    let mut out = braces(value)?;
+    out.retain(|w| !w.is_empty());
+    Some(out)
+}
+
+/// `value` with each path segment that a glob could expand to `..` written
+/// as `..` (`.*/x` is `../x`, `a/.?` is `a/..`): bash before 5.2 matches
+/// `..` with a pattern that starts with a literal dot, and so does a shell
+/// with `globskipdots` off. A segment such a shell would not match to `..`
+/// is kept. The caller has checked that the word holds an unquoted glob.
+pub(super) fn parent_reach(value: &str) -> String {
+    value
+        .split('/')
+        .map(|seg| if matches_dot_dot(seg) { ".." } else { seg })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Whether the glob `seg` (one path segment) matches `..`: a literal dot,
+/// then a pattern that matches `.`. A class is taken to match `.` unless it
+/// plainly cannot (`[ab]`, `[!.]`), so a doubt reads as a match.
+fn matches_dot_dot(seg: &str) -> bool {
+    let Some(rest) = seg.strip_prefix('.') else {
+        return false;
+    };
+    // Elements of `rest` other than `*`: whether each matches a `.`.
+    let mut elements: Vec<bool> = Vec::new();
+    let mut stars = 0usize;
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' => stars += 1,
+            '?' => elements.push(true),
+            '\\' => elements.push(chars.next() == Some('.')),
+            '[' => {
+                let negated = chars.next_if(|&c| c == '!' || c == '^').is_some();
+                let mut body = String::new();
+                // A `]` first in the class is a member of it.
+                if let Some(c) = chars.next_if(|&c| c == ']') {
+                    body.push(c);
+                }
+                let mut closed = false;
+                for c in chars.by_ref() {
+                    if c == ']' {
+                        closed = true;
+                        break;
+                    }
+                    body.push(c);
+                }
+                if !closed {
+                    // No class: a literal `[`, then the rest as literals.
+                    elements.push(false);
+                    elements.extend(body.chars().map(|c| c == '.'));
+                    continue;
+                }
+                let has_dot = body.contains('.');
+                let named = body.contains("[:");
+                elements.push(if negated { !has_dot } else { has_dot || named });
+            }
+            c => elements.push(c == '.'),
+        }
+    }
+    match elements.as_slice() {
+        [] => stars > 0,
+        [one] => *one,
+        _ => false,
+    }
 }
 
 /// `value` with each `$IFS` and `${IFS}` made a NUL (a field separator);
@@ -151,5 +227,35 @@ mod tests {
         assert_eq!(w("$IFS"), None);
         // Too many words.
         assert_eq!(w(&"{a,b}".repeat(7)), None);
+    }
+
+    #[test]
+    fn argument_braces_keep_their_expansions() {
+        let a = |v: &str| super::alternatives(v);
+        assert_eq!(a("{,/}etc/passwd"), s(&["etc/passwd", "/etc/passwd"]));
+        assert_eq!(a(".{.,}/x"), s(&["../x", "./x"]));
+        assert_eq!(a("{x,~/.ssh/id_rsa}"), s(&["x", "~/.ssh/id_rsa"]));
+        assert_eq!(a("{a,$HOME}"), s(&["a", "$HOME"]));
+        assert_eq!(a("{,}"), s(&[]));
+        assert_eq!(a("{}"), s(&["{}"]));
+        assert_eq!(a(&"{a,b}".repeat(7)), None);
+    }
+
+    #[test]
+    fn globs_that_may_match_the_parent_are_read_as_it() {
+        let r = super::parent_reach;
+        assert_eq!(r(".*/x"), "../x");
+        assert_eq!(r(".?/x"), "../x");
+        assert_eq!(r(".[.]/x"), "../x");
+        assert_eq!(r(".[!a]"), "..");
+        assert_eq!(r("a/.**"), "a/..");
+        assert_eq!(r(".*"), "..");
+        // Patterns `..` cannot match.
+        assert_eq!(r(".*rc"), ".*rc");
+        assert_eq!(r("*/x"), "*/x");
+        assert_eq!(r(".[!.]"), ".[!.]");
+        assert_eq!(r(".[ab]"), ".[ab]");
+        assert_eq!(r(".??"), ".??");
+        assert_eq!(r("src/*.rs"), "src/*.rs");
     }
 }

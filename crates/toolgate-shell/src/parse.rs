@@ -365,8 +365,9 @@ const C_META: u8 = 1 << 1;
 /// No meaning to the shell anywhere in an unquoted word.
 const C_PLAIN: u8 = 1 << 2;
 /// Copied as is by the quick path in an argument (plain, `,`, `=`, and the
-/// glob, brace and tilde characters, which matter only in the program's
-/// place).
+/// glob and tilde characters, which matter only in the program's place,
+/// but for a glob that may match `..`, which the quick path declines). An
+/// argument's `{` is the parser's: its braces may reach other paths.
 const C_QUICK: u8 = 1 << 3;
 /// Accepted by the quick path in a program name or redirect target.
 const C_NAME: u8 = 1 << 4;
@@ -404,10 +405,7 @@ const fn classes() -> [u8; 256] {
                 k |= C_NAME;
             }
         }
-        if matches!(
-            b,
-            b',' | b'=' | b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'~'
-        ) {
+        if matches!(b, b',' | b'=' | b'*' | b'?' | b'[' | b']' | b'}' | b'~') {
             k |= C_QUICK;
         }
         if b >= 0x20 && b < 0x7f {
@@ -788,6 +786,13 @@ pub(super) fn quick_path(cmd: &str, cfg: &ShellConfig) -> Option<Vec<Piece>> {
             } else {
                 return None;
             }
+        }
+        if b.get(i0..i)?
+            .windows(2)
+            .any(|p| matches!(p, [b'.', b'*' | b'?' | b'[']))
+        {
+            // A glob that may match `..`: the analysis's (`expand`).
+            return None;
         }
         if i == i0 || b.get(i0..i) == Some(b"}") {
             // `(`, `)`: not a word the quick path reads; `}` alone is

@@ -166,6 +166,18 @@ macro_rules! hides {
 
 const CONFIG_FILE: &str = "reads a configuration file, which can name commands to run";
 
+const LIST_FILE: &str =
+    "reads the files a list names, which the command does not show: any file may be among them";
+
+/// An option whose value is a file naming the files the program reads.
+const fn reads_list(names: &'static [&'static str]) -> Opt {
+    Opt {
+        names,
+        takes: Takes::Value,
+        does: &[Does::Reads, Does::Hides(LIST_FILE)],
+    }
+}
+
 const SSH_OPTS: &[Opt] = &[
     Opt {
         names: &["-o"],
@@ -207,6 +219,12 @@ pub(super) const PROGRAMS: &[Program] = &[
         ],
         short_values: "nO",
         long_flags: &["--output-indicator-new", "--output-indicator-old"],
+        ..NO
+    },
+    Program {
+        names: &["git"],
+        subs: &["shortlog", "blame"],
+        opts: &[writes(&["--output"])],
         ..NO
     },
     Program {
@@ -403,7 +421,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         opts: &[
             writes(&["-o", "--output"]),
             runs(&["--compress-program"]),
-            reads(&["--files0-from"]),
+            reads_list(&["--files0-from"]),
             reads(&["--random-source"]),
         ],
         short_values: "kotST",
@@ -428,7 +446,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             runs(&["--rsh-command"]),
             runs(&["--rmt-command"]),
             runs(&["-F", "--info-script", "--new-volume-script"]),
-            reads(&["-T", "--files-from"]),
+            reads_list(&["-T", "--files-from"]),
             reads(&["-X", "--exclude-from"]),
             writes(&["-g", "--listed-incremental"]),
             writes(&["--index-file"]),
@@ -453,7 +471,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         opts: &[
             runs(&["-e", "--rsh"]),
             runs(&["--rsync-path"]),
-            reads(&["--files-from"]),
+            reads_list(&["--files-from"]),
             reads(&["--exclude-from"]),
             reads(&["--include-from"]),
             reads(&["--password-file"]),
@@ -556,8 +574,52 @@ pub(super) const PROGRAMS: &[Program] = &[
         names: &["find"],
         opts: &[
             writes(&["-fprint", "-fprint0", "-fls", "-fprintf"]),
-            reads(&["-files0-from"]),
+            reads_list(&["-files0-from"]),
         ],
+        ..NO
+    },
+    Program {
+        names: &["ss"],
+        opts: &[writes(&["-D", "--diag"]), reads(&["-F", "--filter"])],
+        short_values: "DFfAN",
+        long_values: &["--family", "--query", "--net"],
+        ..NO
+    },
+    Program {
+        names: &["wc"],
+        opts: &[reads_list(&["--files0-from"])],
+        ..NO
+    },
+    Program {
+        names: &["du"],
+        opts: &[
+            reads_list(&["--files0-from"]),
+            reads(&["-X", "--exclude-from"]),
+        ],
+        short_values: "BdtX",
+        long_values: &[
+            "--block-size",
+            "--max-depth",
+            "--threshold",
+            "--exclude",
+            "--time-style",
+        ],
+        ..NO
+    },
+    Program {
+        names: &["touch"],
+        opts: &[reads(&["-r", "--reference"])],
+        short_values: "drt",
+        long_values: &["--date", "--time"],
+        ..NO
+    },
+    // `mv` and `cp` write into the directory of `-t` whatever their
+    // operands say.
+    Program {
+        names: &["mv", "cp"],
+        opts: &[writes(&["-t", "--target-directory"])],
+        short_values: "St",
+        long_values: &["--suffix"],
         ..NO
     },
     Program {
@@ -637,6 +699,12 @@ pub(super) fn has_options(name: &str) -> bool {
             | b"rvim"
             | b"gvim"
             | b"strace"
+            | b"ss"
+            | b"wc"
+            | b"du"
+            | b"touch"
+            | b"mv"
+            | b"cp"
     )
 }
 
@@ -1566,6 +1634,8 @@ impl Parser<'_, '_, '_> {
                         self.sed_file(from, k, &path, fx);
                     }
                     i = k;
+                } else if is("in-place") {
+                    self.sed_backup(i, joined.unwrap_or(""), fx);
                 } else if is("line-length") && joined.is_none() {
                     i += 1;
                 }
@@ -1596,7 +1666,10 @@ impl Parser<'_, '_, '_> {
                         break;
                     }
                     // `-i[SUFFIX]`: the rest of the cluster is the suffix.
-                    'i' => break,
+                    'i' => {
+                        self.sed_backup(i, rest, fx);
+                        break;
+                    }
                     _ => {}
                 }
             }
@@ -1644,6 +1717,21 @@ impl Parser<'_, '_, '_> {
                 why: format!("the sed script cannot be read ({why}), and its commands may run, write or read"),
                 text,
             }),
+        }
+    }
+
+    /// `sed -i` with a backup suffix holding a `/`: GNU sed writes each
+    /// backup to that path (a `*` in it is the file's base name), which
+    /// may be anywhere, so it is a write whose path is known only when the
+    /// command runs.
+    fn sed_backup(&self, word: usize, suffix: &str, fx: &mut Vec<Effect>) {
+        if suffix.contains('/') {
+            fx.push(Effect::File {
+                kind: Kind::Write,
+                text: self.opt_text(word, word),
+                path: suffix.to_string(),
+                computed: true,
+            });
         }
     }
 

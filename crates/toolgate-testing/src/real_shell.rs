@@ -297,6 +297,9 @@ pub struct Run {
     pub vars: Vec<String>,
     /// Whether it ran with no argument.
     pub bare: bool,
+    /// Its arguments, as the shell passed them (read back from the log, so
+    /// an argument holding `] [` reads as two).
+    pub args: Vec<String>,
 }
 
 impl Run {
@@ -307,10 +310,18 @@ impl Run {
             .skip(1)
             .filter_map(|v| v.split_once('=').map(|(n, _)| n.to_string()))
             .collect();
+        let logged = line.split(" {").next().unwrap_or("");
+        let args = logged
+            .strip_prefix(program.as_str())
+            .and_then(|r| r.strip_prefix(" ["))
+            .and_then(|r| r.strip_suffix(']'))
+            .map(|r| r.split("] [").map(str::to_string).collect())
+            .unwrap_or_default();
         Run {
             bare: !line.contains(' '),
             program,
             vars,
+            args,
         }
     }
 }

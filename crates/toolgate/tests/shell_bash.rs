@@ -247,6 +247,63 @@ fn every_program_bash_runs_is_a_subject() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Lines whose braces or globs make the words a program gets other than the
+/// words written: `cat` is a stand-in that logs them. Globs expand only to
+/// files that exist, and the sandbox's working directory has a sibling
+/// `bin`, so `.*/bin` reaches `../bin` where the shell matches `..`.
+const EXPANDED: &[&str] = &[
+    "cat {,/}etc/passwd",
+    "cat .{.,}/bin",
+    "cat {a,b{c,d}}e",
+    "cat x{,,}",
+    "shopt -u globskipdots; cat .*/bin",
+    "shopt -u globskipdots; cat .?/bin",
+    "shopt -u globskipdots; cat .[.]/bin",
+    "shopt -u globskipdots; cat .[!a]/bin",
+    "shopt -u globskipdots; cat .*rc/bin",
+];
+
+/// Every argument bash gives the program is a word of an ordinary piece of
+/// it, so an allow rule for the command covers what it reaches
+/// (`spec/shell.md` §4.1).
+#[test]
+fn every_argument_bash_expands_is_in_a_subject() {
+    let Some(bash) = real_shell::bash() else {
+        eprintln!("no /bin/bash: the splitter is not compared with bash");
+        return;
+    };
+    let sbx = Sandbox::new();
+    let cfg = ShellConfig::default();
+    let mut failures = Vec::new();
+    for cmd in EXPANDED {
+        let did = sbx.run(&bash, cmd);
+        let cats: Vec<_> = did.runs.iter().filter(|r| r.program == "cat").collect();
+        assert!(
+            !cats.is_empty(),
+            "{cmd:?}: bash ran no cat ({:?})",
+            did.runs
+        );
+        let pieces = split_command(cmd, &cfg).unwrap();
+        for run in cats {
+            let in_piece = pieces.iter().any(|p| {
+                p.kind == toolgate::shell::Kind::Command
+                    && p.value().is_some_and(|v| {
+                        let words: Vec<&str> = v.split(' ').collect();
+                        words.first() == Some(&"cat")
+                            && run.args.iter().all(|a| words.contains(&a.as_str()))
+                    })
+            });
+            if !in_piece {
+                failures.push(format!(
+                    "{cmd:?}: bash gave cat {:?}, which no piece holds: {pieces:?}",
+                    run.args
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Every case, bash's and zsh's, under every shell: what the shell did is
 /// covered by a subject, or the splitter refuses the line.
 #[test]

@@ -355,6 +355,10 @@ const EXEC_ASKS: &[(&str, &str)] = &[
         "`flock` runs another command; Claude Code always asks",
     ),
     (
+        "find -delete*",
+        "`find -delete` removes files; Claude Code always asks",
+    ),
+    (
         "find * -delete*",
         "`find -delete` removes files; Claude Code always asks",
     ),
@@ -428,8 +432,8 @@ const EDIT_COMMANDS: &[&str] = &[
 /// directory (absolute, under `~`, through `..`, or known only when the
 /// command runs), a bare `cd` or `cd -` (the home or the previous
 /// directory), the `find` actions Claude Code asks about, `git diff
-/// --no-index` (which reads any two files), and `ss` killing sockets or
-/// dumping them to a file.
+/// --no-index` (which reads any two files), and `ss` killing sockets
+/// (`-K`, `--kill` and its abbreviations) or dumping them to a file.
 const AUTO_CARVES: &[&str] = &[
     "* /*",
     "* ~*",
@@ -447,6 +451,7 @@ const AUTO_CARVES: &[&str] = &[
     "git diff *--no-index*",
     "ss *K*",
     "ss *D*",
+    "ss *--k*",
 ];
 
 /// The value of the constraint subject the `claude-shell` splitter adds
