@@ -180,15 +180,26 @@ enum Command {
         #[arg(long, requires = "require_signature")]
         signature: Option<String>,
     },
-    /// Run conformance files (toolgate's and agentpolicy's) on every engine.
+    /// Run test files (a policy and the decisions its calls should get;
+    /// `spec/testing.md`) and conformance files on every engine.
+    ///
+    /// Example: `toolgate test examples/policy.test.json --verbose`
     Test {
-        /// Conformance files (grammar, matchers, decisions, Claude Code,
-        /// Rubric or Authensor cases), recognised by shape.
+        /// Test files (JSON or TOML: `policy`, inline or a path relative to
+        /// the file, and `tests`) and conformance files (grammar, matchers,
+        /// decisions, Claude Code, Rubric or Authensor cases), recognised by
+        /// shape.
         #[arg(required = true)]
         files: Vec<String>,
         /// Run only this engine.
         #[arg(long, value_enum)]
         engine: Option<EngineArg>,
+        /// Run only the tests and cases whose name contains this.
+        #[arg(long, value_name = "PATTERN")]
+        run: Option<String>,
+        /// List what passed, too.
+        #[arg(long, short)]
+        verbose: bool,
     },
 }
 
@@ -386,7 +397,12 @@ fn main() -> ExitCode {
             require_signature.as_deref(),
             signature.as_deref(),
         ),
-        Command::Test { files, engine } => test(&files, engine),
+        Command::Test {
+            files,
+            engine,
+            run,
+            verbose,
+        } => test(&files, engine, run.as_deref(), verbose),
     }
 }
 
@@ -1373,7 +1389,12 @@ fn unreadable(why: &str) -> Verdict {
     Verdict::new(Decision::Deny, format!("the call could not be read: {why}"))
 }
 
-fn test(files: &[String], engine: Option<EngineArg>) -> ExitCode {
+fn test(
+    files: &[String],
+    engine: Option<EngineArg>,
+    only: Option<&str>,
+    verbose: bool,
+) -> ExitCode {
     let engines: Vec<EngineKind> = match engine {
         Some(e) => vec![e.kind()],
         None => EngineKind::ALL.to_vec(),
@@ -1389,6 +1410,23 @@ fn test(files: &[String], engine: Option<EngineArg>) -> ExitCode {
                 continue;
             }
         };
+        // A test file's policy path is relative to the test file.
+        let dir = std::path::Path::new(f)
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let read = |p: &str| {
+            std::fs::read_to_string(dir.join(p))
+                .map_err(|e| format!("cannot read the policy `{p}`: {e}"))
+        };
+        let text = match toolgate::conformance::prepare(&text, f.ends_with(".toml"), only, &read) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {f}: {e}");
+                broken = true;
+                continue;
+            }
+        };
         match run_file(f, &text, &engines) {
             Ok(r) => total.merge(r),
             Err(e) => {
@@ -1398,12 +1436,25 @@ fn test(files: &[String], engine: Option<EngineArg>) -> ExitCode {
         }
     }
     let mut text = String::new();
+    if verbose {
+        for pass in &total.passes {
+            text.push_str(&format!("ok   {pass}\n"));
+        }
+    }
     for failure in &total.failures {
         text.push_str(&format!("FAIL {failure}\n"));
     }
     text.push_str(&format!("{}\n", total.summary()));
     if out(&text) != ExitCode::SUCCESS {
         return ExitCode::from(EXIT_IO);
+    }
+    // A filter that selects nothing would pass a CI job that tests nothing.
+    let none_ran = total.passed + total.failed == 0;
+    if let (Some(pattern), true) = (only, none_ran) {
+        eprintln!(
+            "error: no test or case name contains `{pattern}`: check the spelling after `--run`"
+        );
+        broken = true;
     }
     if total.failed > 0 || broken {
         ExitCode::from(EXIT_IO)

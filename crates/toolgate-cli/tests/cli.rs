@@ -305,6 +305,77 @@ fn test_runs_conformance_files_and_ends_with_the_counts() {
     assert_eq!(stdout.lines().last(), Some("0 passed, 1 failed"));
 }
 
+/// A test file names its policy by a path relative to itself, in JSON or
+/// TOML; `--run` picks tests by name, `--verbose` lists what passed, and a
+/// wrong expectation is one line that names the test and exits 1.
+#[test]
+fn test_files_run_a_policy_and_report_one_line_per_failure() {
+    let out = run(
+        &[
+            "test",
+            "examples/policy.test.json",
+            "examples/settings.test.toml",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert_eq!(text(&out.stdout).lines().last(), Some("9 passed, 0 failed"));
+
+    let picked = run(
+        &["test", "examples/policy.test.json", "--run", "push", "-v"],
+        "",
+    );
+    assert_eq!(
+        text(&picked.stdout),
+        "ok   examples/policy.test.json: a push asks [decisions]\n1 passed, 0 failed\n"
+    );
+    let nothing = run(&["test", "examples/policy.test.json", "--run", "psuh"], "");
+    assert_eq!(nothing.status.code(), Some(1));
+    assert!(
+        text(&nothing.stderr).contains("`psuh`"),
+        "{}",
+        text(&nothing.stderr)
+    );
+
+    let policy = tmp("p.toml");
+    std::fs::write(
+        &policy,
+        "default = \"ask\"\ndeny = \"bash(rm:*)\"\n[matchers.bash]\nmatch = \"glob\"\nfield = \"command\"\n",
+    )
+    .unwrap();
+    let tests = tmp("p.test.toml");
+    std::fs::write(
+        &tests,
+        "policy = \"p.toml\"\n\
+         [[tests]]\nname = \"rm\"\ntool = \"bash\"\nargs = { command = \"rm x\" }\ndecision = \"allow\"\n\
+         [[tests]]\ntool = \"bash\"\nargs = { command = \"ls\" }\ndecision = \"ask\"\n",
+    )
+    .unwrap();
+    let out = run(&["test", tests.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[0].starts_with("FAIL ")
+            && lines[0].ends_with(
+                "p.test.toml: rm [decisions]: [reference, compiled, artifact] call 1 (bash): decision deny, want allow"
+            ),
+        "{stdout}"
+    );
+    assert_eq!(lines[1], "1 passed, 1 failed");
+
+    let missing = tmp("missing.test.json");
+    std::fs::write(&missing, r#"{"policy": "nowhere.json", "tests": []}"#).unwrap();
+    let out = run(&["test", missing.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot read the policy `nowhere.json`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));

@@ -16,6 +16,11 @@
 //!   Authensor policies and the results their envelopes get (see
 //!   `authensor.rs`).
 //!
+//! A **test file** is the format for people writing tests of their own
+//! policy (`spec/testing.md`): `{"policy", "dialect"?, "tests": [{"tool",
+//! "args", "decision", "rule"?, "reason"?}]}`, where only what a test gives
+//! is compared and each test counts as one case.
+//!
 //! Grammar cases run once (parsing is shared); matcher and decision cases
 //! run on every engine given, and a case passes when it passes on all of
 //! them. Unknown members are refused at every level, so a misspelt
@@ -33,8 +38,10 @@ mod authensor;
 mod cases;
 mod claude;
 mod rubric;
+mod tests;
 
 pub use cases::{EngineKind, FileKind};
+pub use tests::prepare;
 
 /// The outcome of running conformance files.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,8 +50,11 @@ pub struct Report {
     pub passed: usize,
     /// Cases that failed on at least one engine.
     pub failed: usize,
-    /// One line per failure: file, case, engine, what differed.
+    /// One line per failure: file, case, engines, what differed (a
+    /// message several engines share is one line naming them all).
     pub failures: Vec<String>,
+    /// One line per case that passed: file, case.
+    pub passes: Vec<String>,
 }
 
 impl Report {
@@ -53,6 +63,7 @@ impl Report {
         self.passed += other.passed;
         self.failed += other.failed;
         self.failures.extend(other.failures);
+        self.passes.extend(other.passes);
     }
 
     /// The summary line: `N passed, N failed`.
