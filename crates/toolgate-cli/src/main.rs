@@ -16,6 +16,7 @@ mod keys;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use toolgate::artifact::LoadOptions;
 use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
@@ -41,12 +42,20 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check a policy: exit 0, or print diagnostics with file, line and column.
+    ///
+    /// Example: `toolgate check --strict examples/policy.json examples/settings.json`
     Check {
-        /// The policy file (JSON or TOML).
-        policy: String,
+        /// The policy files (JSON or TOML), each checked on its own.
+        #[arg(required = true)]
+        policy: Vec<String>,
         /// The policy's format; recognised by shape when absent.
         #[arg(long, value_enum)]
         format: Option<Format>,
+        /// Make every warning an error (for CI): a rule one typo from a
+        /// declared tool, a command line read without a splitter, a
+        /// carve-out that reaches nothing, a rule written twice.
+        #[arg(long, alias = "deny-warnings")]
+        strict: bool,
     },
     /// Compile a policy (or a Rubric bundle, or Authensor policies) to a
     /// binary artifact that `decide --bundle` loads.
@@ -278,7 +287,20 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check { policy, format } => check(&policy, format),
+        Command::Check {
+            policy,
+            format,
+            strict,
+        } => {
+            STRICT.store(strict, Ordering::Relaxed);
+            // Every file is checked, so one run reports every broken file;
+            // the exit code is the first failure's.
+            let codes: Vec<ExitCode> = policy.iter().map(|p| check(p, format)).collect();
+            codes
+                .into_iter()
+                .find(|c| *c != ExitCode::SUCCESS)
+                .unwrap_or(ExitCode::SUCCESS)
+        }
         Command::Compile {
             policy,
             output,
@@ -483,9 +505,11 @@ fn rubric_bundle(
             for w in &b.warnings {
                 let d = toolgate::Diagnostics::one(w.clone()).in_file(path);
                 eprint!("{}", d.first().clone().as_warning().render(None));
+                warned();
             }
             for e in b.compile_errors() {
                 eprintln!("warning: {e}");
+                warned();
             }
             Ok(Some(b))
         }
@@ -544,6 +568,7 @@ fn authensor_policies(path: &str, format: Option<Format>) -> Result<Option<Polic
             for w in &ps.warnings {
                 let d = Diagnostics::one(w.clone()).in_file(path);
                 eprint!("{}", d.first().clone().as_warning().render(Some(&text)));
+                warned();
             }
             Ok(Some(ps))
         }
@@ -581,12 +606,10 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 fn check(path: &str, format: Option<Format>) -> ExitCode {
+    WARNINGS.store(0, Ordering::Relaxed);
     if is_settings(path, format) {
         return match settings_policy(path) {
-            Ok(_) => {
-                eprintln!("{path}: ok (Claude Code settings)");
-                ExitCode::SUCCESS
-            }
+            Ok(_) => checked(path, " (Claude Code settings)"),
             Err(code) => code,
         };
     }
@@ -596,12 +619,12 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
             return match authensor_engine(&ps, EngineArg::Compiled, path) {
                 Ok(_) => {
                     let rules: usize = ps.policies.iter().map(|p| p.rules.len()).sum();
-                    eprintln!(
-                        "{path}: ok (Authensor policies: {}, {})",
+                    let what = format!(
+                        " (Authensor policies: {}, {})",
                         plural(ps.policies.len(), "policy", "policies"),
                         plural(rules, "rule", "rules")
                     );
-                    ExitCode::SUCCESS
+                    checked(path, &what)
                 }
                 Err(code) => code,
             }
@@ -612,22 +635,40 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
         Err(code) => return code,
         Ok(Some(b)) => {
             return match rubric_engine(&b, EngineArg::Compiled) {
-                Ok(_) => {
-                    eprintln!("{path}: ok (a Rubric bundle)");
-                    ExitCode::SUCCESS
-                }
+                Ok(_) => checked(path, " (a Rubric bundle)"),
                 Err(code) => code,
             }
         }
         Ok(None) => {}
     }
     match build_policy(path, format) {
-        Ok(_) => {
-            eprintln!("{path}: ok");
-            ExitCode::SUCCESS
-        }
+        Ok(_) => checked(path, ""),
         Err(code) => code,
     }
+}
+
+/// Warnings printed since the last file `check` began.
+static WARNINGS: AtomicUsize = AtomicUsize::new(0);
+/// Whether `check --strict` makes every warning an error.
+static STRICT: AtomicBool = AtomicBool::new(false);
+
+fn warned() {
+    WARNINGS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The end of checking `path`, which built: `ok` unless `--strict` and a
+/// warning was printed.
+fn checked(path: &str, what: &str) -> ExitCode {
+    let n = WARNINGS.load(Ordering::Relaxed);
+    if STRICT.load(Ordering::Relaxed) && n > 0 {
+        eprintln!(
+            "error: `{path}`: {} under `--strict`: fix each, or check without `--strict`",
+            plural(n, "warning", "warnings")
+        );
+        return ExitCode::from(EXIT_INVALID);
+    }
+    eprintln!("{path}: ok{what}");
+    ExitCode::SUCCESS
 }
 
 /// Reads and builds a toolgate policy file, printing what check said that
@@ -639,6 +680,7 @@ fn build_policy(path: &str, format: Option<Format>) -> Result<Engine<'static>, E
         Ok(e) => {
             for w in e.warnings() {
                 eprint!("{}", w.clone().as_warning().render(Some(&text)));
+                warned();
             }
             Ok(e)
         }
@@ -1659,6 +1701,7 @@ fn settings_policy(path: &str) -> Result<toolgate::claude::Loaded, ExitCode> {
     })?;
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
+        warned();
     }
     if !loaded.unknown_tools.is_empty() {
         for u in &loaded.unknown_tools {
@@ -1861,6 +1904,22 @@ fn hook_reason(v: &Verdict) -> String {
     }
 }
 
+/// Why `tool`, a name Claude Code sent, cannot be decided by `program`: the
+/// policy declares the tool under another case (`bash` for `Bash`), a
+/// policy written for another host. Its rules would never apply and the
+/// call would get the default, which may be allow.
+fn wrong_host(program: &toolgate::runtime::Program<'_>, tool: &str) -> Option<String> {
+    if program.find_tool(tool).is_some() {
+        return None;
+    }
+    let declared = (0..program.n_tools())
+        .map(|i| program.tool_name(i))
+        .find(|n| n.eq_ignore_ascii_case(tool))?;
+    Some(format!(
+        "the policy declares `{declared}`, which never matches Claude Code's `{tool}`: declare the matcher as `{tool}` (or compile Claude Code settings) so its rules apply"
+    ))
+}
+
 fn hook(
     settings: &[String],
     bundle: Option<&str>,
@@ -1923,6 +1982,9 @@ fn hook(
         };
         return match Engine::load(&mapped, &registry(), &options) {
             Ok(engine) => {
+                if let Some(why) = wrong_host(engine.program(), &call.tool) {
+                    return hook_answer(Decision::Deny, &why);
+                }
                 let v = engine.would(&call);
                 hook_answer(v.decision, &hook_reason(&v))
             }

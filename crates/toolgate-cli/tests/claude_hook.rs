@@ -411,6 +411,54 @@ fn a_bundle_compiled_from_settings_answers_the_hook() {
     );
 }
 
+/// A toolgate policy written for a lower-case `bash` never matches Claude
+/// Code's `Bash`; with `default: allow` every call would be allowed, so
+/// the hook denies, naming both spellings. A tool the policy does not
+/// declare in any case still gets the default.
+#[test]
+fn a_policy_for_another_host_is_refused_by_the_hook() {
+    let s = Scratch::new("host");
+    let policy = s.write(
+        "policy.json",
+        r#"{"default": "allow", "matchers": {"bash": {"match": "glob", "field": "command", "split": "shell"}}, "deny": "bash(rm:*)"}"#,
+    );
+    let out = s.root.join("policy.tgb");
+    let (code, _, err) = run(
+        &[
+            "compile",
+            policy.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &s.home(),
+        &s.repo(),
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "rm -rf /"}),
+        "default",
+    );
+    let (d, reason) = hook(&s, &["--bundle", out.to_str().unwrap()], &p);
+    assert_eq!(d, "deny", "{reason}");
+    assert!(
+        reason.contains("`bash`") && reason.contains("`Bash`"),
+        "{reason}"
+    );
+    let p = payload(
+        &s,
+        "WebSearch",
+        serde_json::json!({"query": "x"}),
+        "default",
+    );
+    assert_eq!(
+        hook(&s, &["--bundle", out.to_str().unwrap()], &p).0,
+        "allow"
+    );
+}
+
 /// `TOOLGATE_FOLD_PATHS` says whether the project's file system ignores
 /// case: when it does, `Read(.env)` denies `.ENV`, the same file there;
 /// when it does not, `.ENV` is another file and the read is not denied.

@@ -376,6 +376,63 @@ fn test_files_run_a_policy_and_report_one_line_per_failure() {
     );
 }
 
+/// A rule one typo from a declared tool, a command line read without a
+/// splitter and a carve-out that reaches nothing are warnings; `--strict`
+/// makes them errors. A specifier on an undeclared tool suggests the
+/// near one. `check` takes several files and reports each.
+#[test]
+fn check_warns_of_typos_and_strict_makes_warnings_errors() {
+    let typo = tmp("typo.json");
+    std::fs::write(
+        &typo,
+        r#"{"default": "ask", "matchers": {"bash": {"match": "glob", "field": "command"}},
+            "allow": "bash(git status:*)", "deny": "Bahs bash(!git push:*)"}"#,
+    )
+    .unwrap();
+    let typo = typo.to_str().unwrap();
+    let out = run(&["check", typo], "");
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    for want in [
+        "warning[unknown_tool]: the deny rule `Bahs` names no declared tool",
+        "did you mean `bash`?",
+        "warning[no_splitter]: `bash` reads the command line `command` without a splitter",
+        "warning[unreachable_carve_out]: the carve-out `bash(!git push:*)`",
+        ": ok\n",
+    ] {
+        assert!(err.contains(want), "{want} in {err}");
+    }
+    for flag in ["--strict", "--deny-warnings"] {
+        let out = run(&["check", flag, "examples/policy.json", typo], "");
+        assert_eq!(out.status.code(), Some(4), "{flag}");
+        let err = text(&out.stderr);
+        assert!(err.contains("examples/policy.json: ok\n"), "{err}");
+        assert!(err.contains("3 warnings under `--strict`"), "{err}");
+        assert!(!err.contains(&format!("{typo}: ok")), "{err}");
+    }
+
+    let unknown = tmp("unknown.json");
+    std::fs::write(
+        &unknown,
+        r#"{"default": "ask", "matchers": {"bash": {"match": "glob", "field": "command", "split": "shell"}},
+            "deny": "bahs(rm -rf:*)"}"#,
+    )
+    .unwrap();
+    let out = run(&["check", unknown.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        text(&out.stderr).contains("did you mean `bash`?"),
+        "{}",
+        text(&out.stderr)
+    );
+    let both = run(
+        &["check", unknown.to_str().unwrap(), "examples/settings.json"],
+        "",
+    );
+    assert_eq!(both.status.code(), Some(4));
+    assert!(text(&both.stderr).contains("examples/settings.json: ok (Claude Code settings)"));
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));

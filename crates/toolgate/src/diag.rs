@@ -102,6 +102,12 @@ pub enum DiagnosticKind {
     UnknownSplitter,
     /// A rule written more than once, folded into one.
     DuplicateRule,
+    /// A bare deny or ask rule whose tool is one typo from a declared tool.
+    UnknownTool,
+    /// A command-line tool read as one string, without a splitter.
+    NoSplitter,
+    /// A carve-out that reaches no rule of its list.
+    UnreachableCarveOut,
     /// A pattern whose automaton exceeds the compile limits.
     TooComplex,
     /// A document or table past its size limit.
@@ -148,6 +154,9 @@ impl DiagnosticKind {
         DiagnosticKind::UnknownKind,
         DiagnosticKind::UnknownSplitter,
         DiagnosticKind::DuplicateRule,
+        DiagnosticKind::UnknownTool,
+        DiagnosticKind::NoSplitter,
+        DiagnosticKind::UnreachableCarveOut,
         DiagnosticKind::TooComplex,
         DiagnosticKind::TooLarge,
         DiagnosticKind::InvalidDocument,
@@ -181,6 +190,9 @@ impl DiagnosticKind {
             DiagnosticKind::UnknownKind => "unknown_kind",
             DiagnosticKind::UnknownSplitter => "unknown_splitter",
             DiagnosticKind::DuplicateRule => "duplicate_rule",
+            DiagnosticKind::UnknownTool => "unknown_tool",
+            DiagnosticKind::NoSplitter => "no_splitter",
+            DiagnosticKind::UnreachableCarveOut => "unreachable_carve_out",
             DiagnosticKind::TooComplex => "too_complex",
             DiagnosticKind::TooLarge => "too_large",
             DiagnosticKind::InvalidDocument => "invalid_document",
@@ -209,6 +221,9 @@ impl DiagnosticKind {
     pub fn severity(self) -> Severity {
         match self {
             DiagnosticKind::DuplicateRule
+            | DiagnosticKind::UnknownTool
+            | DiagnosticKind::NoSplitter
+            | DiagnosticKind::UnreachableCarveOut
             | DiagnosticKind::NoRiskWeights
             | DiagnosticKind::ShortSequence => Severity::Warning,
             _ => Severity::Error,

@@ -17,6 +17,9 @@ use crate::registry::{Lowering, MatcherKind, Registry, Splitter};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+mod lint;
+pub use lint::did_you_mean;
+
 /// A source after the merge.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceInfo {
@@ -320,18 +323,23 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
         })
         .collect();
     folded.sort_unstable();
-    let warnings = folded
+    let mut warnings: Vec<(u32, Diagnostic)> = folded
         .into_iter()
         .map(|(loc, n, list, text)| {
-            Diagnostic::new(
+            let d = Diagnostic::new(
                 DiagnosticKind::DuplicateRule,
                 format!("the {list} rule `{text}` is written {n} times in one source; the copies are folded into one"),
             )
             .with_help("remove the copies")
             .at(ir.location(loc))
-            .with_token(text)
+            .with_token(text);
+            (loc, d)
         })
         .collect();
+    warnings.extend(lint::lint(ir, &lists, &tools, &sources));
+    // In the order the rules were written, as errors are.
+    warnings.sort_by_key(|(loc, _)| *loc);
+    let warnings = warnings.into_iter().map(|(_, d)| d).collect();
     match Diagnostics::from_vec(errors) {
         Some(d) => Err(d),
         None => Ok(Checked {
@@ -532,9 +540,19 @@ pub fn check_rule_detailed(
             }
             None => format!("toolgate: no matcher for the rule's tool: {text}"),
         };
-        let help = match near {
-            Some(n) => format!("did you mean `{n}`? tool names are case-sensitive"),
-            None => format!(
+        let declared: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.kind.is_some())
+            .map(|t| t.name.as_str())
+            .collect();
+        let typo = did_you_mean(c.tool, &declared);
+        let help = match (near, typo) {
+            (Some(n), _) => format!("did you mean `{n}`? tool names are case-sensitive"),
+            (None, Some(n)) => format!(
+                "did you mean `{n}`? or declare a matcher for `{}` under `matchers`",
+                c.tool
+            ),
+            (None, None) => format!(
                 "declare a matcher for `{}` under `matchers`, or write the bare rule `{}` to cover every call",
                 c.tool, c.tool
             ),
