@@ -1985,8 +1985,7 @@ fn hook(
                 if let Some(why) = wrong_host(engine.program(), &call.tool) {
                     return hook_answer(Decision::Deny, &why);
                 }
-                let v = engine.would(&call);
-                hook_answer(v.decision, &hook_reason(&v))
+                hook_decide(&|c| engine.would(c), &call)
             }
             Err(e) => hook_answer(
                 Decision::Deny,
@@ -2050,8 +2049,42 @@ fn hook(
             )
         }
     };
-    let v = loaded.evaluator(inner).would(&call);
+    let evaluator = loaded.evaluator(inner);
+    hook_decide(&|c| evaluator.would(c), &call)
+}
+
+/// The hook's answer to `call`: its verdict, or, when a path it names is
+/// a symbolic link, the stricter verdict of the file the link leads to.
+fn hook_decide(would: &dyn Fn(&Call) -> Verdict, call: &Call) -> ExitCode {
+    let v = would(call);
+    for link in toolgate::claude::linked_calls(call, &resolve_link) {
+        let w = would(&link.call);
+        if w.decision > v.decision {
+            let why = format!(
+                "`{}` is a symbolic link to `{}`: {}",
+                link.named,
+                link.target,
+                hook_reason(&w)
+            );
+            return hook_answer(w.decision, &why);
+        }
+    }
     hook_answer(v.decision, &hook_reason(&v))
+}
+
+/// The file `path` (absolute) is, every symbolic link followed: the whole
+/// path when it exists, else its directory's with the last name joined
+/// (a file about to be written). `None` when neither resolves.
+fn resolve_link(path: &str) -> Option<String> {
+    let p = std::path::Path::new(path);
+    let real = match std::fs::canonicalize(p) {
+        Ok(r) => r,
+        Err(_) => {
+            let dir = std::fs::canonicalize(p.parent()?).ok()?;
+            dir.join(p.file_name()?)
+        }
+    };
+    real.to_str().map(str::to_string)
 }
 
 #[cfg(test)]

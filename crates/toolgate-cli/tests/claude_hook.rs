@@ -459,6 +459,56 @@ fn a_policy_for_another_host_is_refused_by_the_hook() {
     );
 }
 
+/// A path that is a symbolic link is decided again as the file it leads
+/// to: a link in the project to `.env` or to `~/.ssh` (a cloned
+/// repository can hold one) meets the deny rules of its target, through
+/// the Bash tool and the file tools alike, and a write through a link
+/// into `.git` is refused. A plain file still gets its own answer.
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_is_decided_as_the_file_it_leads_to() {
+    use std::os::unix::fs::symlink;
+    let s = Scratch::new("links");
+    std::fs::create_dir_all(s.home().join(".ssh")).unwrap();
+    std::fs::create_dir_all(s.repo().join(".git/hooks")).unwrap();
+    s.write("home/.ssh/id_rsa", "KEY");
+    s.write("repo/.env", "SECRET");
+    s.write("repo/src/a", "a");
+    symlink(s.repo().join(".env"), s.repo().join("src/envlink")).unwrap();
+    symlink(s.home().join(".ssh"), s.repo().join("src/keys")).unwrap();
+    symlink(s.repo().join(".git/hooks"), s.repo().join("src/hooks")).unwrap();
+    s.write(
+        "repo/.claude/settings.local.json",
+        r#"{"permissions": {"allow": ["Bash(cat:*)", "Bash(echo:*)", "Read(./src/**)"],
+            "deny": ["Read(./.env)", "Read(~/.ssh/**)", "Edit(./.git/**)"]}}"#,
+    );
+    let trusted = ["--trust-project"];
+    let bash = |c: &str, mode: &str| {
+        hook(
+            &s,
+            &trusted,
+            &payload(&s, "Bash", serde_json::json!({"command": c}), mode),
+        )
+    };
+    for c in ["cat envlink", "cat keys/id_rsa", "cat ../src/envlink"] {
+        let (d, reason) = bash(c, "default");
+        assert_eq!(d, "deny", "{c}: {reason}");
+        assert!(reason.contains("is a symbolic link to"), "{c}: {reason}");
+    }
+    let (d, reason) = bash("echo x > hooks/pre-commit", "acceptEdits");
+    assert_eq!(d, "deny", "{reason}");
+    assert_eq!(bash("cat a", "default").0, "allow");
+    let read = |p: &Path| {
+        hook(
+            &s,
+            &trusted,
+            &payload(&s, "Read", serde_json::json!({"file_path": p}), "default"),
+        )
+    };
+    assert_eq!(read(&s.repo().join("src/envlink")).0, "deny");
+    assert_eq!(read(&s.repo().join("src/a")).0, "allow");
+}
+
 /// `TOOLGATE_FOLD_PATHS` says whether the project's file system ignores
 /// case: when it does, `Read(.env)` denies `.ENV`, the same file there;
 /// when it does not, `.ENV` is another file and the read is not denied.

@@ -504,7 +504,7 @@ fn a_cut_file_is_truncated_and_every_section_is_aligned_to_8() {
 fn duplicate_rules_fold_into_one_with_a_warning() {
     let doc = |deny: &str| {
         format!(
-            r#"{{"default": "ask", "matchers": {{"bash": {{"match": "prefix", "field": "command"}}}}, "deny": "{deny}"}}"#
+            r#"{{"default": "ask", "matchers": {{"bash": {{"match": "prefix", "field": "input"}}}}, "deny": "{deny}"}}"#
         )
     };
     let one = Engine::build(&Policy::from_json(&doc("bash(rm:*)")).unwrap()).unwrap();
@@ -520,11 +520,12 @@ fn duplicate_rules_fold_into_one_with_a_warning() {
         "{}",
         w.message
     );
-    let c = Call::new("bash", r#"{"command": "rm -rf /"}"#);
+    let c = Call::new("bash", r#"{"input": "rm -rf /"}"#);
     assert_eq!(many.decide(&c), one.decide(&c));
+    assert_eq!(many.decide(&c).decision, toolgate::Decision::Deny);
 
     let two_sources = Policy::from_json(
-        r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "command"}},
+        r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "input"}},
             "sources": [{"name": "a", "rank": 2, "trusted": true, "deny": "bash(rm:*)"},
                         {"name": "b", "rank": 1, "trusted": true, "deny": "bash(rm:*)"}],
             "deny": "bash(rm:*)"}"#,

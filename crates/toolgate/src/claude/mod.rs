@@ -26,10 +26,12 @@
 //! `engine` (the [`Evaluator`] trait) and `json`.
 
 mod hook;
+mod links;
 mod rules;
 mod shell;
 
 pub use hook::{answer, mcp_glob_covers, prepare_call, ClaudeEvaluator, Payload};
+pub use links::{linked_calls, Link};
 pub use rules::{EDIT_FAMILY, READ_FAMILY};
 pub use shell::ClaudeShellSplitter;
 
@@ -429,8 +431,8 @@ const EDIT_COMMANDS: &[&str] = &[
 
 /// Carve-outs from the built-in command approvals (rank 0, so they never
 /// reach the user's rules): an operand that may lie outside the working
-/// directory (absolute, under `~`, through `..`, or known only when the
-/// command runs), a bare `cd` or `cd -` (the home or the previous
+/// directory (absolute, under `~`, through `..`, zsh's `=cmd`, which names
+/// the program's file on `PATH`, or known only when the command runs), a bare `cd` or `cd -` (the home or the previous
 /// directory), the `find` actions Claude Code asks about, `git diff
 /// --no-index` (which reads any two files), and `ss` killing sockets
 /// (`-K`, `--kill` and its abbreviations) or dumping them to a file.
@@ -440,6 +442,7 @@ const AUTO_CARVES: &[&str] = &[
     "*=/*",
     "*=~*",
     "*..*",
+    "* =*",
     "*$*",
     "*`*",
     "cd",

@@ -58,10 +58,49 @@ impl Default for ClaudeShellSplitter {
 impl Splitter for ClaudeShellSplitter {
     fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, crate::error::SplitError> {
         let mut subjects = self.inner.split(tool, args)?;
+        fed_by_xargs(&mut subjects);
         if let Some(marker) = cd_then_git(&subjects) {
             subjects.push(marker);
         }
         Ok(subjects)
+    }
+}
+
+/// The operand a bare `xargs` adds to its command, named only when it
+/// runs: any path, absolute included.
+pub const XARGS_OPERANDS: &str = "//**";
+
+/// Gives the command a bare `xargs` runs (`xargs cat`, decided as `cat`
+/// for allow rules, as Claude Code strips the `xargs`) the operands xargs
+/// adds, as [`XARGS_OPERANDS`]: `cat` alone reads standard input, but
+/// `xargs cat <<< ~/.ssh/id_rsa` reads the key. An allow rule written for
+/// the program with any arguments (`Bash(cat:*)`) still covers it; the
+/// built-in read-only approval, which covers operands inside the working
+/// directory only, no longer does.
+fn fed_by_xargs(subjects: &mut [Subject]) {
+    let command = |s: &Subject| {
+        (s.tool.is_none())
+            .then(|| s.args.str_member("command").map(str::to_string))
+            .flatten()
+    };
+    let mut fed: Vec<String> = Vec::new();
+    for s in subjects.iter_mut() {
+        let Some(v) = command(s) else { continue };
+        if s.constrain {
+            if let Some(inner) = v.strip_prefix("xargs ") {
+                fed.push(inner.to_string());
+            }
+            continue;
+        }
+        if let Some(i) = fed.iter().position(|f| *f == v) {
+            fed.swap_remove(i);
+            let mut m = serde_json::Map::new();
+            m.insert(
+                "command".into(),
+                serde_json::Value::String(format!("{v} {XARGS_OPERANDS}")),
+            );
+            s.args = Args::from_value(serde_json::Value::Object(m));
+        }
     }
 }
 

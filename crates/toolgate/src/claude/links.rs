@@ -1,0 +1,191 @@
+//! Symbolic links: the file a call names may be another file.
+//!
+//! `cat src/envlink` reads `.env` when `src/envlink` links there, and a
+//! cloned repository can hold such a link. Rules are matched against the
+//! path as written, with no file system in sight (the engines stay pure);
+//! the caller that can see the file system (the hook) resolves each named
+//! path, and every path that resolves elsewhere is decided again as the
+//! file it is. The stricter answer stands.
+
+use super::rules::{EDIT_FAMILY, READ_FAMILY};
+use super::ClaudeShellSplitter;
+use crate::call::{Args, Call};
+use crate::registry::Splitter;
+
+/// One path of a call that resolves to another file.
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// The path as the call names it, absolute.
+    pub named: String,
+    /// The file it is.
+    pub target: String,
+    /// The call that reads or writes `target` as `named` is read or
+    /// written: a `Read` or an `Edit` (or the file tool the call used).
+    pub call: Call,
+}
+
+/// The paths `call` names that resolve to other files, each with the call
+/// that touches that file directly. `resolve` is given an absolute path
+/// and answers the file it is, with every symbolic link followed (the
+/// last component too, when it exists), or `None` when it cannot say; it
+/// is never given a path under `~`, which the caller's rules expand.
+///
+/// ```
+/// use toolgate::claude::linked_calls;
+/// use toolgate::Call;
+/// let mut call = Call::new("Bash", r#"{"command": "cat src/envlink src/a"}"#);
+/// call.cwd = Some("/repo".into());
+/// let resolve = |p: &str| Some(if p == "/repo/src/envlink" { "/repo/.env".into() } else { p.to_string() });
+/// let links = linked_calls(&call, &resolve);
+/// assert_eq!(links.len(), 1);
+/// assert_eq!((links[0].named.as_str(), links[0].target.as_str()), ("/repo/src/envlink", "/repo/.env"));
+/// assert_eq!(links[0].call.tool, "Read");
+/// ```
+pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<Link> {
+    let Some(cwd) = call.cwd.as_deref().filter(|c| c.starts_with('/')) else {
+        return Vec::new();
+    };
+    // The working directory itself may sit behind a link (`/tmp` on
+    // macOS): a target inside it is written back under the name the call
+    // uses, so that only links below it count.
+    let real_cwd = resolve(cwd).filter(|r| r != cwd);
+    let mut named: Vec<(String, &'static str, &'static str)> = Vec::new();
+    if call.tool == "Bash" {
+        let splitter = ClaudeShellSplitter::default();
+        if let Ok(subjects) = splitter.split("Bash", &call.args) {
+            for s in &subjects {
+                let tool = match s.tool.as_deref() {
+                    Some("Read") => "Read",
+                    Some("Edit") => "Edit",
+                    _ => continue,
+                };
+                if let Some(p) = s.args.str_member("file_path") {
+                    named.push((p.to_string(), tool, "file_path"));
+                }
+            }
+        }
+    } else if let Some(tool) = READ_FAMILY
+        .iter()
+        .chain(EDIT_FAMILY)
+        .find(|t| **t == call.tool)
+    {
+        for field in ["file_path", "notebook_path", "path"] {
+            if let Some(p) = call.args.str_member(field) {
+                named.push((p.to_string(), tool, field));
+            }
+        }
+    }
+    let mut out: Vec<Link> = Vec::new();
+    for (path, tool, field) in named {
+        if path.starts_with('~') || path.is_empty() {
+            continue;
+        }
+        let abs = if path.starts_with('/') {
+            clean(&path)
+        } else {
+            clean(&format!("{cwd}/{path}"))
+        };
+        let Some(mut target) = resolve(&abs) else {
+            continue;
+        };
+        if let Some(real) = &real_cwd {
+            if let Some(rest) = target.strip_prefix(real.as_str()) {
+                if rest.is_empty() || rest.starts_with('/') {
+                    target = format!("{cwd}{rest}");
+                }
+            }
+        }
+        if target == abs || out.iter().any(|l| l.target == target && l.named == abs) {
+            continue;
+        }
+        let mut m = serde_json::Map::new();
+        m.insert(field.into(), serde_json::Value::String(target.clone()));
+        let mut linked = Call::new(tool, "{}");
+        linked.args = Args::from_value(serde_json::Value::Object(m));
+        linked.cwd = Some(cwd.to_string());
+        out.push(Link {
+            named: abs,
+            target,
+            call: linked,
+        });
+    }
+    out
+}
+
+/// `path` (absolute) with `.`, empty segments and `..` taken out as
+/// written, without the file system.
+fn clean(path: &str) -> String {
+    let mut segs: Vec<&str> = Vec::new();
+    for s in path.split('/') {
+        match s {
+            "" | "." => {}
+            ".." => {
+                segs.pop();
+            }
+            s => segs.push(s),
+        }
+    }
+    format!("/{}", segs.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing)]
+    use super::{clean, linked_calls};
+    use crate::Call;
+
+    fn links(tool: &str, args: &str, map: &[(&str, &str)]) -> Vec<(String, String, String)> {
+        let mut call = Call::new(tool, args);
+        call.cwd = Some("/tmp/p".into());
+        let map: Vec<(String, String)> = map
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let resolve = move |p: &str| {
+            Some(
+                map.iter()
+                    .find(|(a, _)| p == a || p.starts_with(&format!("{a}/")))
+                    .map_or(p.to_string(), |(a, b)| format!("{b}{}", &p[a.len()..])),
+            )
+        };
+        linked_calls(&call, &resolve)
+            .into_iter()
+            .map(|l| (l.named, l.target, l.call.tool))
+            .collect()
+    }
+
+    #[test]
+    fn a_link_below_the_working_directory_is_decided_as_its_target() {
+        let got = links(
+            "Bash",
+            r#"{"command": "cat src/lnk/id_rsa > src/out"}"#,
+            &[("/tmp/p/src/lnk", "/home/u/.ssh")],
+        );
+        assert_eq!(
+            got,
+            [(
+                "/tmp/p/src/lnk/id_rsa".to_string(),
+                "/home/u/.ssh/id_rsa".to_string(),
+                "Read".to_string()
+            )]
+        );
+        let got = links(
+            "Edit",
+            r#"{"file_path": "src/hook"}"#,
+            &[("/tmp/p/src/hook", "/tmp/p/.git/hooks/pre-commit")],
+        );
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].2, "Edit");
+    }
+
+    #[test]
+    fn a_working_directory_behind_a_link_is_not_a_link_below_it() {
+        let got = links(
+            "Read",
+            r#"{"file_path": "/tmp/p/src/a"}"#,
+            &[("/tmp", "/private/tmp")],
+        );
+        assert!(got.is_empty(), "{got:?}");
+        assert_eq!(clean("/a/./b//c/../d"), "/a/b/d");
+    }
+}
