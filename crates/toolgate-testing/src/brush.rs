@@ -692,8 +692,25 @@ pub fn quote_in_subscript(cmd: &str) -> bool {
         })
 }
 
+/// Whether `cmd` holds `{name}` glued to a redirection operator
+/// (`{a}<file`): bash (5.2, checked) stores the descriptor it opens in
+/// `a` and runs no program `{a}`, where brush takes `{a}` for a program
+/// (a shell fuzz finding, ` {a}<\u{100b}aRrval `).
+pub fn descriptor_variable(cmd: &str) -> bool {
+    cmd.match_indices('{').any(|(at, _)| {
+        let rest = &cmd[at + 1..];
+        let name = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        name > 0 && rest[name..].starts_with('}') && rest[name + 1..].starts_with(['<', '>'])
+    })
+}
+
 /// Compares the splitter with brush on `cmd`.
 pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
+    if descriptor_variable(cmd) {
+        return Outcome::BrushRejects;
+    }
     // brush has no `$[ … ]`, bash's old arithmetic expansion, and splits
     // `r$[1|2]` at the `|` that bash reads inside it.
     if cmd.contains("$[") {
