@@ -72,6 +72,12 @@ enum Command {
         /// keygen`): the signature is written beside it, as `OUTPUT.sig`.
         #[arg(long)]
         sign: Option<String>,
+        /// Claude Code settings: apply the allow rules,
+        /// `additionalDirectories` and loosening modes of the project's own
+        /// settings files (an artifact's trust is fixed when it is
+        /// compiled).
+        #[arg(long)]
+        trust_project: bool,
     },
     /// Make an ed25519 key pair for signing artifacts: the secret key in
     /// FILE (readable by its owner only), the public key in `FILE.pub`.
@@ -306,7 +312,8 @@ fn main() -> ExitCode {
             output,
             format,
             sign,
-        } => compile(&policy, &output, format, sign.as_deref()),
+            trust_project,
+        } => compile(&policy, &output, format, sign.as_deref(), trust_project),
         Command::Keygen { file } => match keys::keygen(&file) {
             Ok(public) => {
                 eprintln!("{file}: secret key; {public}: public key");
@@ -428,9 +435,37 @@ fn main() -> ExitCode {
     }
 }
 
+/// The most a policy read from standard input may hold.
+const STDIN_POLICY_LIMIT: u64 = 64 << 20;
+
+/// The text of the policy file `path`, or of standard input for `-` (read
+/// once, whoever asks first, and kept: detecting a policy's dialect reads
+/// it more than once).
+fn read_text(path: &str) -> std::io::Result<String> {
+    static STDIN: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    if path != "-" {
+        return std::fs::read_to_string(path);
+    }
+    let got = STDIN.get_or_init(|| {
+        let mut text = String::new();
+        std::io::stdin()
+            .lock()
+            .take(STDIN_POLICY_LIMIT + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| e.to_string())?;
+        if text.len() as u64 > STDIN_POLICY_LIMIT {
+            return Err(format!(
+                "standard input holds more than {STDIN_POLICY_LIMIT} bytes"
+            ));
+        }
+        Ok(text)
+    });
+    got.clone().map_err(std::io::Error::other)
+}
+
 /// Reads a policy file: TOML by extension, otherwise JSON.
 fn load(path: &str, _format: Option<Format>) -> Result<Policy, ExitCode> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_text(path) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: cannot read `{path}`: {e}");
@@ -469,7 +504,7 @@ fn build(
     let policy = load(path, format)?;
     let registry = toolgate::builtins::registry();
     engine.kind().build(&policy, &registry).map_err(|d| {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let text = read_text(path).unwrap_or_default();
         report(&d.in_file(path), &text)
     })
 }
@@ -485,7 +520,7 @@ fn rubric_bundle(
     if format.is_some() && !forced || path.ends_with(".toml") {
         return Ok(None);
     }
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_text(path) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: cannot read `{path}`: {e}");
@@ -551,7 +586,7 @@ fn authensor_policies(path: &str, format: Option<Format>) -> Result<Option<Polic
     if !forced && (format.is_some() || path.ends_with(".toml")) {
         return Ok(None);
     }
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_text(path) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: cannot read `{path}`: {e}");
@@ -608,7 +643,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 fn check(path: &str, format: Option<Format>) -> ExitCode {
     WARNINGS.store(0, Ordering::Relaxed);
     if is_settings(path, format) {
-        return match settings_policy(path) {
+        return match settings_policy(path, false) {
             Ok(_) => checked(path, " (Claude Code settings)"),
             Err(code) => code,
         };
@@ -675,7 +710,7 @@ fn checked(path: &str, what: &str) -> ExitCode {
 /// did not stop the build, or the diagnostics that did.
 fn build_policy(path: &str, format: Option<Format>) -> Result<Engine<'static>, ExitCode> {
     let policy = load(path, format)?;
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = read_text(path).unwrap_or_default();
     match Engine::build_with(&policy, &registry()) {
         Ok(e) => {
             for w in e.warnings() {
@@ -688,9 +723,15 @@ fn build_policy(path: &str, format: Option<Format>) -> Result<Engine<'static>, E
     }
 }
 
-fn compile(path: &str, output: &str, format: Option<Format>, sign: Option<&str>) -> ExitCode {
+fn compile(
+    path: &str,
+    output: &str,
+    format: Option<Format>,
+    sign: Option<&str>,
+    trust_project: bool,
+) -> ExitCode {
     let bytes = if is_settings(path, format) {
-        let loaded = match settings_policy(path) {
+        let loaded = match settings_policy(path, trust_project) {
             Ok(l) => l,
             Err(code) => return code,
         };
@@ -703,7 +744,7 @@ fn compile(path: &str, output: &str, format: Option<Format>, sign: Option<&str>)
         match Engine::build_with(&loaded.policy, &registry()) {
             Ok(e) => e.to_bytes(),
             Err(d) => {
-                let text = std::fs::read_to_string(path).unwrap_or_default();
+                let text = read_text(path).unwrap_or_default();
                 return report(&d.in_file(path), &text);
             }
         }
@@ -728,6 +769,20 @@ fn compile(path: &str, output: &str, format: Option<Format>, sign: Option<&str>)
             },
         }
     };
+    if output == "-" {
+        if sign.is_some() {
+            eprintln!("error: `--sign` writes `OUTPUT.sig` beside the artifact: give `-o` a file");
+            return ExitCode::from(EXIT_USAGE);
+        }
+        let mut stdout = std::io::stdout().lock();
+        return match stdout.write_all(&bytes).and_then(|_| stdout.flush()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot write the artifact to standard output: {e}");
+                ExitCode::from(EXIT_IO)
+            }
+        };
+    }
     if let Some(key) = sign {
         let signed = keys::read_hex::<{ toolgate::artifact::SECRET_KEY_LEN }>(key, "secret key")
             .and_then(|secret| {
@@ -1597,8 +1652,9 @@ fn is_settings(path: &str, format: Option<Format>) -> bool {
     if path.ends_with(".toml") {
         return false;
     }
-    std::fs::read(path)
-        .is_ok_and(|b| toolgate::open::Format::detect(&b) == toolgate::open::Format::ClaudeCode)
+    read_text(path).is_ok_and(|b| {
+        toolgate::open::Format::detect(b.as_bytes()) == toolgate::open::Format::ClaudeCode
+    })
 }
 
 /// `path` made absolute against the current directory, lexically.
@@ -1677,7 +1733,12 @@ fn not_settings(bytes: &[u8]) -> Option<&'static str> {
 /// One Claude Code settings file as a policy, warnings printed, for `check`
 /// and `compile`: the project directory is the one holding its `.claude`,
 /// else the current directory.
-fn settings_policy(path: &str) -> Result<toolgate::claude::Loaded, ExitCode> {
+fn settings_policy(path: &str, trust_project: bool) -> Result<toolgate::claude::Loaded, ExitCode> {
+    if path == "-" {
+        // Where a settings file lies decides its source and its trust.
+        eprintln!("error: Claude Code settings are read from their file, whose place decides their source: give its path instead of `-`");
+        return Err(ExitCode::from(EXIT_USAGE));
+    }
     let file = absolute(path);
     let env = toolgate::claude::Environment {
         home: home(),
@@ -1686,7 +1747,7 @@ fn settings_policy(path: &str) -> Result<toolgate::claude::Loaded, ExitCode> {
                 .ok()
                 .map(|d| d.display().to_string())
         }),
-        trust_project: false,
+        trust_project,
         mode: None,
         fold_paths: false,
     };
@@ -1982,6 +2043,13 @@ fn hook(
         };
         return match Engine::load(&mapped, &registry(), &options) {
             Ok(engine) => {
+                let withheld = engine.withheld().len();
+                if trust_project && withheld > 0 {
+                    eprintln!(
+                        "warning: `{b}` was compiled without trust and withholds {}: `--trust-project` cannot apply them to an artifact; compile the settings with `--trust-project`",
+                        plural(withheld, "allow rule", "allow rules")
+                    );
+                }
                 if let Some(why) = wrong_host(engine.program(), &call.tool) {
                     return hook_answer(Decision::Deny, &why);
                 }

@@ -411,6 +411,59 @@ fn a_bundle_compiled_from_settings_answers_the_hook() {
     );
 }
 
+/// Trust is fixed when settings are compiled: `compile --trust-project`
+/// applies the project's allow rules, and `hook --bundle … --trust-project`
+/// on an artifact compiled without it says that it cannot, and withholds.
+#[test]
+fn trust_is_compiled_into_an_artifact() {
+    let s = Scratch::new("trustc");
+    settings(&s);
+    let compile = |name: &str, extra: &[&str]| {
+        let out = s.root.join(name);
+        let mut args = vec![
+            "compile",
+            ".claude/settings.json",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = run(&args, &s.home(), &s.repo(), "");
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let plain = compile("plain.tgb", &[]);
+    let trusted = compile("trusted.tgb", &["--trust-project"]);
+    let p = payload(
+        &s,
+        "Bash",
+        serde_json::json!({"command": "make build"}),
+        "default",
+    );
+    assert_eq!(
+        hook(&s, &["--bundle", trusted.to_str().unwrap()], &p).0,
+        "allow"
+    );
+    assert_eq!(
+        hook(&s, &["--bundle", plain.to_str().unwrap()], &p).0,
+        "ask"
+    );
+    let (code, out, err) = run(
+        &[
+            "hook",
+            "claude-code",
+            "--bundle",
+            plain.to_str().unwrap(),
+            "--trust-project",
+        ],
+        &s.home(),
+        &s.repo(),
+        &p,
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains(r#""permissionDecision":"ask""#), "{out}");
+    assert!(err.contains("compiled without trust"), "{err}");
+}
+
 /// A toolgate policy written for a lower-case `bash` never matches Claude
 /// Code's `Bash`; with `default: allow` every call would be allowed, so
 /// the hook denies, naming both spellings. A tool the policy does not

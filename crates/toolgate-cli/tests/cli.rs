@@ -433,6 +433,55 @@ fn check_warns_of_typos_and_strict_makes_warnings_errors() {
     assert!(text(&both.stderr).contains("examples/settings.json: ok (Claude Code settings)"));
 }
 
+/// `-` is standard input for `check` and `compile`, and standard output
+/// for `compile -o`; settings, whose place decides their source, are
+/// refused from standard input with a usage error.
+#[test]
+fn a_dash_reads_standard_input_and_writes_standard_output() {
+    let policy = std::fs::read_to_string(root().join("examples/policy.json")).unwrap();
+    let out = run(&["check", "-"], &policy);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "-: ok\n");
+    let broken = run(&["check", "-"], r#"{"default": "ask", "deny": "Bash("}"#);
+    assert_eq!(broken.status.code(), Some(4));
+    assert!(
+        text(&broken.stderr).contains("-:1:"),
+        "{}",
+        text(&broken.stderr)
+    );
+
+    let to_stdout = run(&["compile", "-", "-o", "-"], &policy);
+    assert_eq!(
+        to_stdout.status.code(),
+        Some(0),
+        "{}",
+        text(&to_stdout.stderr)
+    );
+    let file = tmp("dash.tgb");
+    let to_file = run(
+        &[
+            "compile",
+            "examples/policy.json",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(to_file.status.code(), Some(0));
+    assert_eq!(to_stdout.stdout, std::fs::read(&file).unwrap());
+
+    let settings = std::fs::read_to_string(root().join("examples/settings.json")).unwrap();
+    let out = run(&["check", "-", "--format", "claude-code"], &settings);
+    assert_eq!(out.status.code(), Some(64));
+    assert!(
+        text(&out.stderr).contains("give its path"),
+        "{}",
+        text(&out.stderr)
+    );
+    let signed = run(&["compile", "-", "-o", "-", "--sign", "k"], &policy);
+    assert_eq!(signed.status.code(), Some(64));
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));
