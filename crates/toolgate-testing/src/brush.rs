@@ -746,10 +746,19 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     }
     // bash reads `${A<newline>1}` as one (bad) expansion, to its `}`;
     // brush ends the word at the newline and finds a command `1}`.
+    // A `}` inside single quotes does not end it (`${x:'}'<newline>x}x`: bash
+    // 5.2 ran `x`, brush found `x}x`; a shell fuzz finding).
     let newline_in_braces = cmd.match_indices("${").any(|(at, _)| {
-        let rest = &cmd[at..];
-        rest.find('\n')
-            .is_some_and(|nl| rest.find('}').is_none_or(|close| nl < close))
+        let mut quoted = false;
+        for c in cmd[at..].chars() {
+            match c {
+                '\'' => quoted = !quoted,
+                '}' if !quoted => return false,
+                '\n' => return true,
+                _ => {}
+            }
+        }
+        false
     });
     if newline_in_braces {
         return Outcome::BrushRejects;

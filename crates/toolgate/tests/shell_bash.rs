@@ -27,6 +27,8 @@ const RUNS: &[(&str, &[&str])] = &[
     // gets the descriptor; it is no program (brush reads one: a shell fuzz
     // finding, ` {a}<\u{100b}aRrval `).
     ("{fd}</dev/null rm a", &["rm"]),
+    // A quoted `}` does not end a `${…}`, which runs past the newline.
+    ("${x:'}'\nrm}rm a", &["rm"]),
     ("ls {fd}</dev/null; cat {x}>/dev/null", &["ls", "cat"]),
     // Class 1: single quotes inside a double-quoted `${…}` word.
     (r#"ls "${x:-'$(rm -rf ~)'}""#, &["rm", "ls"]),

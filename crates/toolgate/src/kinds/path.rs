@@ -121,6 +121,15 @@ impl PathKind {
         if value.contains('\0') {
             return Err(format!("the path `{}` holds a NUL byte", shown(value)));
         }
+        // The canonical form separates the path from the working directory
+        // with a NUL, so one inside the directory would move that boundary
+        // (a claude_kinds fuzz finding: the tables and the kind disagreed).
+        if let Some(c) = cwd.filter(|c| c.contains('\0')) {
+            return Err(format!(
+                "the working directory `{}` holds a NUL byte",
+                shown(c)
+            ));
+        }
         if value.is_empty() {
             return Err("the path is empty".to_string());
         }
@@ -571,6 +580,10 @@ mod tests {
         let k = PathKind::with_home("/home/u");
         let c = Some("/repo");
         assert_eq!(norm(&k, "./src/../.env", c).unwrap(), "/repo/.env\0/.env");
+        for v in ["(", "/etc/passwd"] {
+            let e = norm(&k, v, Some("/\0t")).unwrap_err();
+            assert!(e.contains("working directory") && e.contains("NUL"), "{e}");
+        }
         assert_eq!(
             norm(&k, "/repo//src///a/", c).unwrap(),
             "/repo/src/a\0/src/a"
