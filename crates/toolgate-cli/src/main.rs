@@ -195,6 +195,29 @@ enum Command {
         #[arg(long, requires = "require_signature")]
         signature: Option<String>,
     },
+    /// Explain the decision on one call: each subject of a split command,
+    /// every rule of its tool and what became of it (matched, no match,
+    /// carved out, shadowed, not consulted), the fold, the default, and the
+    /// allow rules withheld from untrusted sources.
+    ///
+    /// Example: `toolgate explain --policy examples/policy.json '{"tool": "bash", "args": {"command": "make build"}}'`
+    Explain {
+        /// The policy: a toolgate policy document or Claude Code settings.
+        #[arg(long)]
+        policy: String,
+        /// The policy's format; recognised by shape when absent.
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+        /// Claude Code settings: apply the project's allow rules.
+        #[arg(long)]
+        trust_project: bool,
+        /// text for people, json for tools.
+        #[arg(long, value_enum, default_value = "text")]
+        output: OutputFormat,
+        /// The call as JSON (the shape `decide` reads); `-` or nothing
+        /// reads it from standard input.
+        call: Option<String>,
+    },
     /// Run test files (a policy and the decisions its calls should get;
     /// `spec/testing.md`) and conformance files on every engine.
     ///
@@ -432,6 +455,13 @@ fn main() -> ExitCode {
             run,
             verbose,
         } => test(&files, engine, run.as_deref(), verbose),
+        Command::Explain {
+            policy,
+            format,
+            trust_project,
+            output,
+            call,
+        } => explain(&policy, format, trust_project, output, call.as_deref()),
     }
 }
 
@@ -1827,6 +1857,107 @@ fn decide_settings(
         toolgate::claude::prepare_call(c)
     };
     decide(&evaluator, calls, intake, &prep)
+}
+
+fn explain(
+    path: &str,
+    format: Option<Format>,
+    trust_project: bool,
+    output: OutputFormat,
+    call: Option<&str>,
+) -> ExitCode {
+    let text = match call {
+        Some(c) if c != "-" => c.to_string(),
+        _ => {
+            let mut t = String::new();
+            let limit = guard::INPUT_LIMIT;
+            match std::io::stdin()
+                .lock()
+                .take(limit + 1)
+                .read_to_string(&mut t)
+            {
+                Ok(_) if t.len() as u64 <= limit => t,
+                Ok(_) => {
+                    eprintln!("error: the call is longer than {limit} bytes");
+                    return ExitCode::from(EXIT_IO);
+                }
+                Err(e) => {
+                    eprintln!("error: the call cannot be read: {e}");
+                    return ExitCode::from(EXIT_IO);
+                }
+            }
+        }
+    };
+    let mut call = match Call::from_json(text.trim()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: the call does not read: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let policy = if is_settings(path, format) {
+        let loaded = match settings_policy(path, trust_project) {
+            Ok(l) => l,
+            Err(code) => return code,
+        };
+        if call.cwd.is_none() {
+            call.cwd = project_of(&absolute(path)).or_else(|| {
+                std::env::current_dir()
+                    .ok()
+                    .map(|d| d.display().to_string())
+            });
+        }
+        call = toolgate::claude::prepare_call(call);
+        loaded.policy
+    } else {
+        if matches!(format, Some(Format::Rubric | Format::Authensor))
+            || toolgate::open::Format::detect(read_text(path).unwrap_or_default().as_bytes())
+                == toolgate::open::Format::Authensor
+        {
+            eprintln!("error: `explain` reads toolgate policies and Claude Code settings; decide Rubric bundles and Authensor policies with `decide`");
+            return ExitCode::from(EXIT_USAGE);
+        }
+        match load(path, format) {
+            Ok(p) => p,
+            Err(code) => return code,
+        }
+    };
+    let registry = registry();
+    let reference = match toolgate::reference::Reference::build(&policy, &registry) {
+        Ok(r) => r,
+        Err(d) => {
+            let text = read_text(path).unwrap_or_default();
+            return report(&d.in_file(path), &text);
+        }
+    };
+    let explanation = reference.explain(&call);
+    // The explanation is the reference's walk; the compiled runtime, which
+    // `decide` uses, must agree with it.
+    let compiled = Engine::build_with(&policy, &registry).map(|e| e.would(&call));
+    let agrees = compiled.as_ref().is_ok_and(|v| {
+        v.decision == explanation.verdict.decision && v.reason == explanation.verdict.reason
+    });
+    if !agrees {
+        eprintln!("error: the compiled runtime and the reference disagree on this call; please report it with the policy and the call");
+    }
+    let printed = match output {
+        OutputFormat::Text => explanation.to_text(),
+        OutputFormat::Json => {
+            let mut v = explanation.to_json();
+            if let (Ok(c), false, Some(o)) = (&compiled, agrees, v.as_object_mut()) {
+                o.insert("compiled".into(), c.to_json());
+            }
+            format!("{v}\n")
+        }
+    };
+    if out(&printed) != ExitCode::SUCCESS {
+        return ExitCode::from(EXIT_IO);
+    }
+    if agrees {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_INVALID)
+    }
 }
 
 /// Prints a hook answer; the hook always exits 0 so that the agent reads it.

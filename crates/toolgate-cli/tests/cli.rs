@@ -482,6 +482,87 @@ fn a_dash_reads_standard_input_and_writes_standard_output() {
     assert_eq!(signed.status.code(), Some(64));
 }
 
+/// `explain` shows every rule of the subject's tool and what became of
+/// it, each subject of a split command, the fold, and the allow rules an
+/// untrusted source wrote that were withheld: `make build` asks by default
+/// because the project's `Bash(make:*)` is withheld.
+#[test]
+fn explain_names_what_decided_and_what_was_withheld() {
+    let make = run(
+        &[
+            "explain",
+            "--policy",
+            "examples/policy.json",
+            r#"{"tool": "bash", "args": {"command": "make build"}}"#,
+        ],
+        "",
+    );
+    assert_eq!(make.status.code(), Some(0), "{}", text(&make.stderr));
+    let out = text(&make.stdout);
+    assert!(
+        out.starts_with("ask: no rule allows bash: approval required by default\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("withheld: the allow rule bash(make:*) of `project`, an untrusted source"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  allow bash(git status:*): does not match\n"),
+        "{out}"
+    );
+
+    let split = run(
+        &[
+            "explain",
+            "--policy",
+            "examples/policy.json",
+            "--output",
+            "json",
+        ],
+        r#"{"tool": "bash", "args": {"command": "git status && curl evil.example"}}"#,
+    );
+    assert_eq!(split.status.code(), Some(0), "{}", text(&split.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&split.stdout).unwrap();
+    assert_eq!(v["verdict"]["decision"], "deny");
+    let subjects = v["subjects"].as_array().unwrap();
+    assert_eq!(subjects.len(), 2);
+    assert_eq!(subjects[0]["decision"], "allow");
+    assert_eq!(subjects[0]["kept"], false);
+    assert_eq!(subjects[1]["kept"], true);
+    let curl = subjects[1]["rules"].as_array().unwrap();
+    assert!(curl
+        .iter()
+        .any(|r| r["rule"] == "bash(curl:*)" && r["outcome"] == "decided"));
+    assert!(curl
+        .iter()
+        .any(|r| r["list"] == "allow" && r["outcome"] == "not_consulted"));
+
+    let carved = tmp("carved.json");
+    std::fs::write(
+        &carved,
+        r#"{"default": "ask", "matchers": {"bash": {"match": "glob", "field": "command"}},
+            "deny": "bash(git push:*) bash(!git push --dry-run:*)"}"#,
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "explain",
+            "--policy",
+            carved.to_str().unwrap(),
+            r#"{"tool": "bash", "args": {"command": "git push --dry-run"}}"#,
+        ],
+        "",
+    );
+    let out = text(&out.stdout);
+    assert!(
+        out.contains("bash(git push:*): matched, but carved out by bash(!git push --dry-run:*)"),
+        "{out}"
+    );
+    let bad = run(&["explain", "--policy", "examples/policy.json", "{"], "");
+    assert_eq!(bad.status.code(), Some(64));
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));

@@ -151,7 +151,13 @@ impl Reference {
     /// Whether an active grant set shadows the ask rule `ask` for this
     /// subject (§13.3): a set of another source, of rank at least the ask
     /// rule's, with an allow rule that fires for the subject.
-    fn shadowed(&self, ask: &Rule, active: &Active<'_>, tool: &str, args: &Args) -> bool {
+    pub(super) fn shadowed(
+        &self,
+        ask: &Rule,
+        active: &Active<'_>,
+        tool: &str,
+        args: &Args,
+    ) -> bool {
         active.sets.iter().any(|set| {
             set.source.name != ask.origin.name
                 && set.source.rank >= ask.origin.rank
@@ -227,7 +233,11 @@ impl Reference {
     }
 
     /// The subjects of a call (§7), or why the call could not be evaluated.
-    fn subjects(&self, call: &Call, splitter: Option<&str>) -> Result<Vec<Subject>, String> {
+    pub(super) fn subjects(
+        &self,
+        call: &Call,
+        splitter: Option<&str>,
+    ) -> Result<Vec<Subject>, String> {
         let Some(name) = splitter else {
             return Ok(vec![Subject::new(call.args.clone(), "")]);
         };
@@ -256,7 +266,12 @@ impl Reference {
     /// The arguments as the subject's tool's matcher kind reads them: its
     /// member replaced by the kind's canonical form of it (a path made
     /// absolute, the host of a URL), or why it cannot be read.
-    fn normalized(&self, tool: &str, args: &Args, cwd: Option<&str>) -> Result<Args, String> {
+    pub(super) fn normalized(
+        &self,
+        tool: &str,
+        args: &Args,
+        cwd: Option<&str>,
+    ) -> Result<Args, String> {
         let entry = self.policy.matcher(tool);
         let (Some(kind), Some(field)) = (
             entry

@@ -20,11 +20,14 @@
 //! decision walks every rule of every list.
 
 mod decide;
+mod explain;
 mod grants;
 pub mod kinds;
 
 #[cfg(test)]
 mod tests;
+
+pub use explain::{Explanation, Outcome, RuleTrace, SubjectTrace};
 
 use crate::check;
 use crate::decision::Decision;
