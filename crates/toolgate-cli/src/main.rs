@@ -164,6 +164,11 @@ enum Command {
         /// evaluator for cross-checking by hand.
         #[arg(long, value_enum, default_value = "compiled")]
         engine: EngineArg,
+        /// Exit with the decision, for shell scripts and CI: 0 when every
+        /// call is allowed, 2 when one is denied, 3 when one asks and none
+        /// is denied.
+        #[arg(long)]
+        exit_code: bool,
         /// A file of calls (or of envelopes, or of requests), or `-` (the
         /// default) for standard input.
         #[arg(default_value = "-")]
@@ -217,6 +222,14 @@ enum Command {
         /// The call as JSON (the shape `decide` reads); `-` or nothing
         /// reads it from standard input.
         call: Option<String>,
+    },
+    /// Print a completion script for a shell to standard output.
+    ///
+    /// Example: `toolgate completions bash > ~/.local/share/bash-completion/completions/toolgate`
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
     /// Run test files (a policy and the decisions its calls should get;
     /// `spec/testing.md`) and conformance files on every engine.
@@ -378,61 +391,69 @@ fn main() -> ExitCode {
             signature,
             format,
             engine,
+            exit_code,
             calls,
         } => {
-            let intake = Intake {
-                max_line: max_line_bytes,
-                max_batch,
-                max_values,
-            };
-            match (policy, bundle) {
-                (_, Some(bundle)) => {
-                    let options = LoadOptions::default()
-                        .verify_revision(!no_verify)
-                        .max_len(max_artifact_bytes);
-                    match keys::require(
-                        options,
-                        &bundle,
-                        require_signature.as_deref(),
-                        signature.as_deref(),
-                    ) {
-                        Ok(options) => decide_bundle(&bundle, &calls, &options, intake),
-                        Err(e) => {
-                            eprintln!("error: {e}");
-                            ExitCode::from(EXIT_IO)
-                        }
-                    }
-                }
-                (policy, None) => {
-                    if let Some(p) = &policy {
-                        if settings.is_empty() && !is_settings(p, format) {
-                            match authensor_policies(p, format) {
-                                Err(code) => return code,
-                                Ok(Some(ps)) => {
-                                    return match authensor_engine(&ps, engine, p) {
-                                        Ok(e) => decide_authensor(e.as_ref(), &calls, intake),
-                                        Err(code) => code,
-                                    }
-                                }
-                                Ok(None) => {}
+            let done = (|| {
+                let intake = Intake {
+                    max_line: max_line_bytes,
+                    max_batch,
+                    max_values,
+                };
+                match (policy, bundle) {
+                    (_, Some(bundle)) => {
+                        let options = LoadOptions::default()
+                            .verify_revision(!no_verify)
+                            .max_len(max_artifact_bytes);
+                        match keys::require(
+                            options,
+                            &bundle,
+                            require_signature.as_deref(),
+                            signature.as_deref(),
+                        ) {
+                            Ok(options) => decide_bundle(&bundle, &calls, &options, intake),
+                            Err(e) => {
+                                eprintln!("error: {e}");
+                                ExitCode::from(EXIT_IO)
                             }
-                            return match rubric_bundle(p, format) {
-                                Err(code) => code,
-                                Ok(Some(b)) => match rubric_engine(&b, engine) {
-                                    Ok(e) => decide_rubric(e.as_ref(), &calls, intake),
-                                    Err(code) => code,
-                                },
-                                Ok(None) => match build(p, format, engine) {
-                                    Ok(e) => decide(e.as_ref(), &calls, intake, &|c| c),
-                                    Err(code) => code,
-                                },
-                            };
                         }
                     }
-                    let mut files: Vec<String> = policy.into_iter().collect();
-                    files.extend(settings);
-                    decide_settings(&files, trust_project, engine, intake, &calls)
+                    (policy, None) => {
+                        if let Some(p) = &policy {
+                            if settings.is_empty() && !is_settings(p, format) {
+                                match authensor_policies(p, format) {
+                                    Err(code) => return code,
+                                    Ok(Some(ps)) => {
+                                        return match authensor_engine(&ps, engine, p) {
+                                            Ok(e) => decide_authensor(e.as_ref(), &calls, intake),
+                                            Err(code) => code,
+                                        }
+                                    }
+                                    Ok(None) => {}
+                                }
+                                return match rubric_bundle(p, format) {
+                                    Err(code) => code,
+                                    Ok(Some(b)) => match rubric_engine(&b, engine) {
+                                        Ok(e) => decide_rubric(e.as_ref(), &calls, intake),
+                                        Err(code) => code,
+                                    },
+                                    Ok(None) => match build(p, format, engine) {
+                                        Ok(e) => decide(e.as_ref(), &calls, intake, &|c| c),
+                                        Err(code) => code,
+                                    },
+                                };
+                            }
+                        }
+                        let mut files: Vec<String> = policy.into_iter().collect();
+                        files.extend(settings);
+                        decide_settings(&files, trust_project, engine, intake, &calls)
+                    }
                 }
+            })();
+            if exit_code {
+                decision_exit(done)
+            } else {
+                done
             }
         }
         Command::Hook {
@@ -455,6 +476,12 @@ fn main() -> ExitCode {
             run,
             verbose,
         } => test(&files, engine, run.as_deref(), verbose),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "toolgate", &mut script);
+            out(&String::from_utf8_lossy(&script))
+        }
         Command::Explain {
             policy,
             format,
@@ -1346,6 +1373,7 @@ fn lines(
                 Err(_) => answer(Err("the line is not UTF-8"), &mut text),
             }
         }
+        note_decisions(&text);
         text.push('\n');
         if out.write_all(text.as_bytes()).is_err() {
             return ExitCode::from(EXIT_IO);
@@ -1354,6 +1382,48 @@ fn lines(
     match out.flush() {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(EXIT_IO),
+    }
+}
+
+/// The strictest decision `decide` has written: 0 none, 1 allow, 2 ask,
+/// 3 deny, for `--exit-code`.
+static STRICTEST: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Records the decisions of one answer line (a verdict, or a batch's
+/// verdicts). Anything but `allow` and `deny` (`ask`, `require_approval`)
+/// waits for somebody, so it counts as an ask.
+fn note_decisions(answer: &str) {
+    // toolgate's and Rubric's verdicts say `"decision":"deny"`, Authensor's
+    // `"decision":{"outcome":"deny",…}`.
+    for key in ["\"decision\":\"", "\"decision\":{\"outcome\":\""] {
+        note_after(answer, key);
+    }
+}
+
+fn note_after(answer: &str, key: &str) {
+    for (at, _) in answer.match_indices(key) {
+        let rest = answer.get(at + key.len()..).unwrap_or("");
+        let level = if rest.starts_with("allow\"") {
+            1
+        } else if rest.starts_with("deny\"") {
+            3
+        } else {
+            2
+        };
+        STRICTEST.fetch_max(level, Ordering::Relaxed);
+    }
+}
+
+/// `decide --exit-code`: 0 when every answer allowed, 2 when one denied, 3
+/// when one asked and none denied; `done` is kept when it is a failure.
+fn decision_exit(done: ExitCode) -> ExitCode {
+    if done != ExitCode::SUCCESS {
+        return done;
+    }
+    match STRICTEST.load(Ordering::Relaxed) {
+        3 => ExitCode::from(2),
+        2 => ExitCode::from(3),
+        _ => ExitCode::SUCCESS,
     }
 }
 

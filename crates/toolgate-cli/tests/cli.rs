@@ -563,6 +563,69 @@ fn explain_names_what_decided_and_what_was_withheld() {
     assert_eq!(bad.status.code(), Some(64));
 }
 
+/// `completions` prints a script each shell reads; bash's, sourced by bash
+/// itself, completes subcommands and their options.
+#[test]
+fn completions_complete_subcommands_and_options() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = run(&["completions", shell], "");
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        assert!(text(&out.stdout).contains("explain"), "{shell}");
+    }
+    let Ok(bash) = which("bash") else { return };
+    let script = tmp("toolgate.bash");
+    std::fs::write(&script, run(&["completions", "bash"], "").stdout).unwrap();
+    let probe = format!(
+        "source {}; COMP_WORDS=(toolgate ex); COMP_CWORD=1; _toolgate toolgate ex toolgate; echo \"${{COMPREPLY[@]}}\"; \
+         COMP_WORDS=(toolgate check --st); COMP_CWORD=2; _toolgate toolgate --st check; echo \"${{COMPREPLY[@]}}\"",
+        script.display()
+    );
+    let out = Command::new(bash).args(["-c", &probe]).output().unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "explain\n--strict\n",
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn which(program: &str) -> Result<PathBuf, ()> {
+    std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .map(|d| PathBuf::from(d).join(program))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+/// `decide --exit-code` exits with the strictest decision: 0 allow, 2
+/// deny, 3 ask; without the flag a decision is no failure.
+#[test]
+fn decide_exit_code_is_the_strictest_decision() {
+    let call = |c: &str| format!(r#"{{"tool": "bash", "args": {{"command": "{c}"}}}}"#);
+    let policy = ["decide", "--policy", "examples/policy.json", "--exit-code"];
+    for (c, code) in [("git status", 0), ("curl x", 2), ("make", 3)] {
+        assert_eq!(run(&policy, &call(c)).status.code(), Some(code), "{c}");
+    }
+    let two = format!("{}\n{}\n", call("make"), call("git status"));
+    assert_eq!(run(&policy, &two).status.code(), Some(3));
+    let plain = run(
+        &["decide", "--policy", "examples/policy.json"],
+        &call("curl x"),
+    );
+    assert_eq!(plain.status.code(), Some(0));
+    let envelopes = std::fs::read_to_string(root().join("examples/envelopes.jsonl")).unwrap();
+    let authensor = [
+        "decide",
+        "--policy",
+        "examples/authensor.json",
+        "--exit-code",
+    ];
+    assert_eq!(run(&authensor, &envelopes).status.code(), Some(2));
+    let read_tmp = envelopes.lines().nth(1).unwrap();
+    assert_eq!(run(&authensor, read_tmp).status.code(), Some(0));
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));
