@@ -315,11 +315,15 @@ fn test_files_run_a_policy_and_report_one_line_per_failure() {
             "test",
             "examples/policy.test.json",
             "examples/settings.test.toml",
+            "examples/policy-toml.test.toml",
         ],
         "",
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    assert_eq!(text(&out.stdout).lines().last(), Some("9 passed, 0 failed"));
+    assert_eq!(
+        text(&out.stdout).lines().last(),
+        Some("13 passed, 0 failed")
+    );
 
     let picked = run(
         &["test", "examples/policy.test.json", "--run", "push", "-v"],
@@ -624,6 +628,50 @@ fn decide_exit_code_is_the_strictest_decision() {
     assert_eq!(run(&authensor, &envelopes).status.code(), Some(2));
     let read_tmp = envelopes.lines().nth(1).unwrap();
     assert_eq!(run(&authensor, read_tmp).status.code(), Some(0));
+}
+
+/// Every example policy checks under `--strict`, and the Rubric example
+/// decides the README's requests as its rules say.
+#[test]
+fn every_example_checks_strictly_and_the_rubric_bundle_decides() {
+    let out = run(
+        &[
+            "check",
+            "--strict",
+            "examples/policy.json",
+            "examples/policy.toml",
+            "examples/settings.json",
+            "examples/bundle.json",
+            "examples/authensor.json",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let requests = std::fs::read_to_string(root().join("examples/requests.jsonl")).unwrap();
+    let out = run(&["decide", "--policy", "examples/bundle.json"], &requests);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let got: Vec<(String, String)> = text(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["decision"].as_str().unwrap().to_string(),
+                v["matchedRuleId"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("deny", "no-force-delete"),
+        ("deny", "no-pipe-to-shell"),
+        ("allow", "-"),
+        ("deny", "no-env-files"),
+        ("allow", "-"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(got, want);
 }
 
 #[test]
