@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod guard;
+mod init;
 mod keys;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -223,6 +224,18 @@ enum Command {
         /// reads it from standard input.
         call: Option<String>,
     },
+    /// Write a starter policy that is safe as written, and a test file
+    /// beside it; never replaces a file.
+    ///
+    /// Example: `toolgate init --dialect claude-code .claude`
+    Init {
+        /// The policy's dialect.
+        #[arg(long, value_enum, default_value = "toolgate")]
+        dialect: InitDialect,
+        /// The directory to write into.
+        #[arg(default_value = ".")]
+        dir: String,
+    },
     /// Print a completion script for a shell to standard output.
     ///
     /// Example: `toolgate completions bash > ~/.local/share/bash-completion/completions/toolgate`
@@ -264,6 +277,14 @@ enum Format {
     Rubric,
     /// Authensor policies: one policy object, or a list of them.
     Authensor,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum InitDialect {
+    /// A toolgate policy in TOML (`policy.toml`, `policy.test.toml`).
+    Toolgate,
+    /// Claude Code settings (`settings.json`, `settings.test.toml`).
+    ClaudeCode,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -476,6 +497,23 @@ fn main() -> ExitCode {
             run,
             verbose,
         } => test(&files, engine, run.as_deref(), verbose),
+        Command::Init { dialect, dir } => {
+            match init::init(
+                std::path::Path::new(&dir),
+                matches!(dialect, InitDialect::ClaudeCode),
+            ) {
+                Ok(written) => {
+                    for w in written {
+                        eprintln!("wrote {w}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(EXIT_IO)
+                }
+            }
+        }
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut script = Vec::new();

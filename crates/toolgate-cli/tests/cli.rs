@@ -674,6 +674,33 @@ fn every_example_checks_strictly_and_the_rubric_bundle_decides() {
     assert_eq!(got, want);
 }
 
+/// `init` writes a starter policy that checks under `--strict` and a test
+/// file that passes, for each dialect, and never replaces a file.
+#[test]
+fn init_writes_a_safe_policy_and_its_passing_tests() {
+    for (dialect, policy, tests) in [
+        ("toolgate", "policy.toml", "policy.test.toml"),
+        ("claude-code", "settings.json", "settings.test.toml"),
+    ] {
+        let dir = tmp(&format!("init-{dialect}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let d = dir.to_str().unwrap();
+        let out = run(&["init", "--dialect", dialect, d], "");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let policy = dir.join(policy);
+        let check = run(&["check", "--strict", policy.to_str().unwrap()], "");
+        assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+        let test = run(&["test", dir.join(tests).to_str().unwrap()], "");
+        assert_eq!(test.status.code(), Some(0), "{}", text(&test.stdout));
+        assert!(text(&test.stdout).ends_with(" passed, 0 failed\n"));
+        let before = std::fs::read(&policy).unwrap();
+        let again = run(&["init", "--dialect", dialect, d], "");
+        assert_eq!(again.status.code(), Some(1));
+        assert!(text(&again.stderr).contains("never replaces a file"));
+        assert_eq!(std::fs::read(&policy).unwrap(), before);
+    }
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));
