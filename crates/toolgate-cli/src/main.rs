@@ -224,6 +224,24 @@ enum Command {
         /// reads it from standard input.
         call: Option<String>,
     },
+    /// Lay out JSON policy documents canonically: members in a fixed
+    /// order, one rule per line, unordered maps sorted; never a change of
+    /// decision. Prints the result unless `--write` or `--check`.
+    ///
+    /// Example: `toolgate fmt --check examples/policy.json`
+    Fmt {
+        /// The documents (JSON: toolgate policies, Claude Code settings,
+        /// Rubric bundles, Authensor policies).
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Rewrite each file that is not laid out canonically.
+        #[arg(long, conflicts_with = "check")]
+        write: bool,
+        /// Change nothing; exit 1 naming each file that is not laid out
+        /// canonically (for CI).
+        #[arg(long)]
+        check: bool,
+    },
     /// Write a starter policy that is safe as written, and a test file
     /// beside it; never replaces a file.
     ///
@@ -497,6 +515,11 @@ fn main() -> ExitCode {
             run,
             verbose,
         } => test(&files, engine, run.as_deref(), verbose),
+        Command::Fmt {
+            files,
+            write,
+            check,
+        } => fmt(&files, write, check),
         Command::Init { dialect, dir } => {
             match init::init(
                 std::path::Path::new(&dir),
@@ -1965,6 +1988,61 @@ fn decide_settings(
         toolgate::claude::prepare_call(c)
     };
     decide(&evaluator, calls, intake, &prep)
+}
+
+fn fmt(files: &[String], write: bool, check: bool) -> ExitCode {
+    use toolgate::format::{format_document, Dialect};
+    let mut code = ExitCode::SUCCESS;
+    for f in files {
+        if f.ends_with(".toml") {
+            eprintln!("error: `{f}`: fmt lays out JSON documents; a TOML file keeps its comments and layout as written");
+            code = ExitCode::from(EXIT_USAGE);
+            continue;
+        }
+        let text = match read_text(f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read `{f}`: {e}");
+                code = ExitCode::from(EXIT_IO);
+                continue;
+            }
+        };
+        let dialect = match toolgate::open::Format::detect(text.as_bytes()) {
+            toolgate::open::Format::PolicyJson => Dialect::Toolgate,
+            toolgate::open::Format::ClaudeCode => Dialect::ClaudeCode,
+            _ => Dialect::AsWritten,
+        };
+        let formatted = match format_document(&text, dialect) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: `{f}`: {e}");
+                code = ExitCode::from(EXIT_INVALID);
+                continue;
+            }
+        };
+        if check {
+            if formatted != text {
+                println!("{f}: not laid out canonically; run `toolgate fmt --write {f}`");
+                code = ExitCode::from(EXIT_IO);
+            }
+        } else if write && f != "-" {
+            if formatted != text {
+                let tmp = format!("{f}.tmp");
+                if let Err(e) =
+                    std::fs::write(&tmp, &formatted).and_then(|_| std::fs::rename(&tmp, f))
+                {
+                    eprintln!("error: cannot write `{f}`: {e}");
+                    let _ = std::fs::remove_file(&tmp);
+                    code = ExitCode::from(EXIT_IO);
+                    continue;
+                }
+                eprintln!("formatted {f}");
+            }
+        } else if out(&formatted) != ExitCode::SUCCESS {
+            return ExitCode::from(EXIT_IO);
+        }
+    }
+    code
 }
 
 fn explain(

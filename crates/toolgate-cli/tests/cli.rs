@@ -701,6 +701,59 @@ fn init_writes_a_safe_policy_and_its_passing_tests() {
     }
 }
 
+/// `fmt` prints the canonical layout; `--check` names a file that is not
+/// laid out so and exits 1, `--write` rewrites it, after which `--check`
+/// passes and the decisions are unchanged. TOML and broken lists are
+/// refused. Every example is laid out canonically.
+#[test]
+fn fmt_lays_out_checks_and_writes_without_changing_a_decision() {
+    let ugly = tmp("ugly.json");
+    std::fs::write(
+        &ugly,
+        r#"{"deny": "bash(rm:*)  bash(curl:*)", "matchers": {"bash": {"field": "command", "match": "glob", "split": "shell"}}, "default": "ask"}"#,
+    )
+    .unwrap();
+    let u = ugly.to_str().unwrap();
+    let calls = "{\"tool\": \"bash\", \"args\": {\"command\": \"ls && curl x\"}}\n{\"tool\": \"bash\", \"args\": {\"command\": \"rm -rf /\"}}\n";
+    let before = run(&["decide", "--policy", u], calls).stdout;
+    let printed = run(&["fmt", u], "");
+    assert_eq!(printed.status.code(), Some(0));
+    assert!(
+        text(&printed.stdout).starts_with("{\n  \"default\": \"ask\",\n  \"matchers\""),
+        "{}",
+        text(&printed.stdout)
+    );
+    let check = run(&["fmt", "--check", u], "");
+    assert_eq!(check.status.code(), Some(1));
+    assert!(text(&check.stdout).contains("not laid out canonically"));
+    assert_eq!(run(&["fmt", "--write", u], "").status.code(), Some(0));
+    assert_eq!(std::fs::read(&ugly).unwrap(), printed.stdout);
+    assert_eq!(run(&["fmt", "--check", u], "").status.code(), Some(0));
+    assert_eq!(run(&["decide", "--policy", u], calls).stdout, before);
+
+    assert_eq!(
+        run(&["fmt", "examples/policy.toml"], "").status.code(),
+        Some(64)
+    );
+    let broken = tmp("broken-list.json");
+    std::fs::write(&broken, r#"{"default": "ask", "deny": "Bash("}"#).unwrap();
+    assert_eq!(
+        run(&["fmt", broken.to_str().unwrap()], "").status.code(),
+        Some(4)
+    );
+    let examples = [
+        "examples/policy.json",
+        "examples/settings.json",
+        "examples/bundle.json",
+        "examples/authensor.json",
+        "examples/policy.test.json",
+    ];
+    let mut args = vec!["fmt", "--check"];
+    args.extend(examples);
+    let out = run(&args, "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));

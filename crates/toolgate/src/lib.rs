@@ -65,6 +65,7 @@ pub mod conditions;
 pub mod conformance;
 pub mod diag;
 pub mod engine;
+pub mod format;
 pub mod ir;
 pub mod kinds;
 pub mod open;
