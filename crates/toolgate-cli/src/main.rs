@@ -49,8 +49,9 @@ enum Command {
         /// The policy files (JSON or TOML), each checked on its own.
         #[arg(required = true)]
         policy: Vec<String>,
-        /// The policy's format; recognised by shape when absent.
-        #[arg(long, value_enum)]
+        /// The policy's dialect; recognised by shape when absent
+        /// (`--format`, its old name, still works).
+        #[arg(long = "dialect", alias = "format", value_enum)]
         format: Option<Format>,
         /// Make every warning an error (for CI): a rule one typo from a
         /// declared tool, a command line read without a splitter, a
@@ -66,8 +67,9 @@ enum Command {
         /// The artifact to write.
         #[arg(short, long)]
         output: String,
-        /// The policy's format; recognised by shape when absent.
-        #[arg(long, value_enum)]
+        /// The policy's dialect; recognised by shape when absent
+        /// (`--format`, its old name, still works).
+        #[arg(long = "dialect", alias = "format", value_enum)]
         format: Option<Format>,
         /// Sign the artifact with this secret key (a file from `toolgate
         /// keygen`): the signature is written beside it, as `OUTPUT.sig`.
@@ -92,8 +94,9 @@ enum Command {
     Inspect {
         /// The artifact.
         artifact: String,
-        /// `text` for people, `json` for programs.
-        #[arg(long, value_enum, default_value = "text")]
+        /// `text` for people, `json` for programs (`--format`, its old
+        /// name, still works).
+        #[arg(long = "output", alias = "format", value_enum, default_value = "text")]
         format: OutputFormat,
         /// Refuse the artifact unless its detached signature was made by
         /// this public key (a `.pub` file from `toolgate keygen`, or its hex).
@@ -158,8 +161,9 @@ enum Command {
         /// form stays within a small multiple of its length.
         #[arg(long, default_value_t = guard::VALUE_LIMIT)]
         max_values: usize,
-        /// The policy's format; recognised by shape when absent.
-        #[arg(long, value_enum)]
+        /// The policy's dialect; recognised by shape when absent
+        /// (`--format`, its old name, still works).
+        #[arg(long = "dialect", alias = "format", value_enum)]
         format: Option<Format>,
         /// Which engine decides: the compiled runtime, or the reference
         /// evaluator for cross-checking by hand.
@@ -211,8 +215,9 @@ enum Command {
         /// The policy: a toolgate policy document or Claude Code settings.
         #[arg(long)]
         policy: String,
-        /// The policy's format; recognised by shape when absent.
-        #[arg(long, value_enum)]
+        /// The policy's dialect; recognised by shape when absent
+        /// (`--format`, its old name, still works).
+        #[arg(long = "dialect", alias = "format", value_enum)]
         format: Option<Format>,
         /// Claude Code settings: apply the project's allow rules.
         #[arg(long)]
@@ -340,6 +345,20 @@ impl EngineArg {
 }
 
 fn main() -> ExitCode {
+    // `--format` named the input dialect on most commands and the output on
+    // `inspect`: it is `--dialect` and `--output` now, the old name kept.
+    let args: Vec<String> = std::env::args().collect();
+    if args
+        .iter()
+        .any(|a| a == "--format" || a.starts_with("--format="))
+    {
+        let new = if args.get(1).map(String::as_str) == Some("inspect") {
+            "--output"
+        } else {
+            "--dialect"
+        };
+        eprintln!("warning: `--format` is now `{new}`; the old name will go in a later release");
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -697,7 +716,7 @@ fn rubric_engine(
 
 /// Reads `path` as Authensor policies when it has their shape (a JSON list,
 /// or an object with `rules` or `sessionRules` that is neither settings
-/// nor a bundle) or `--format authensor` says so: `None` for any other
+/// nor a bundle) or `--dialect authensor` says so: `None` for any other
 /// document. Warnings are printed.
 fn authensor_policies(path: &str, format: Option<Format>) -> Result<Option<Policies>, ExitCode> {
     let forced = matches!(format, Some(Format::Authensor));
@@ -1173,7 +1192,7 @@ fn sections_text(o: &mut String, h: &toolgate::artifact::Header) {
     }
 }
 
-/// A tool's patterns per match strategy, as `inspect --format json` shows them.
+/// A tool's patterns per match strategy, as `inspect --output json` shows them.
 fn strategies_json(s: &toolgate::artifact::StrategyCounts) -> serde_json::Value {
     serde_json::json!({
         "exact": s.exact, "prefix": s.prefix, "suffix": s.suffix,

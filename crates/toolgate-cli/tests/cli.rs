@@ -765,8 +765,20 @@ fn usage_errors_exit_64() {
 fn format_forces_the_policy_shape() {
     // The example policy is a toolgate document: read as a Rubric bundle it is
     // refused, read as what it is it checks.
-    let forced = run(&["check", "--format", "rubric", "examples/policy.json"], "");
+    let forced = run(
+        &["check", "--dialect", "rubric", "examples/policy.json"],
+        "",
+    );
     assert_eq!(forced.status.code(), Some(4), "{}", text(&forced.stderr));
+    assert!(!text(&forced.stderr).contains("warning: `--format`"));
+    // `--format`, the old name, still forces the dialect, with a warning.
+    let old = run(&["check", "--format", "rubric", "examples/policy.json"], "");
+    assert_eq!(old.status.code(), Some(4));
+    assert!(
+        text(&old.stderr).starts_with("warning: `--format` is now `--dialect`"),
+        "{}",
+        text(&old.stderr)
+    );
     let ok = run(
         &["check", "--format", "toolgate", "examples/policy.json"],
         "",
