@@ -429,6 +429,18 @@ fn check_warns_of_typos_and_strict_makes_warnings_errors() {
         "{}",
         text(&out.stderr)
     );
+    // A JSON syntax error names its line and column and shows the line.
+    let syntax = tmp("syntax.json");
+    std::fs::write(
+        &syntax,
+        "{\n  \"default\": \"ask\",\n  \"deny\": \"Bash(rm:*)\"\n  \"allow\": \"Read\"\n}\n",
+    )
+    .unwrap();
+    let out = run(&["check", syntax.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(4));
+    let err = text(&out.stderr);
+    assert!(err.contains("syntax.json:4:3\n"), "{err}");
+    assert!(err.contains("4 |   \"allow\": \"Read\""), "{err}");
     let both = run(
         &["check", unknown.to_str().unwrap(), "examples/settings.json"],
         "",

@@ -28,6 +28,40 @@ impl Span {
         Span { start, end }
     }
 
+    /// The place a JSON syntax error names (`… at line 4 column 3`, as the
+    /// parser says it) in `text`, as a span of the character there (empty
+    /// at the end of the text); `None` when the message names no place.
+    ///
+    /// ```
+    /// use toolgate::Span;
+    /// let text = "{\n  \"a\": 1\n  \"b\": 2\n}";
+    /// let s = Span::of_json_error(text, "expected `,` or `}` at line 3 column 3").unwrap();
+    /// assert_eq!(&text[s.start..s.end], "\"");
+    /// ```
+    pub fn of_json_error(text: &str, message: &str) -> Option<Span> {
+        let (_, place) = message.rsplit_once(" at line ")?;
+        let (line, column) = place.split_once(" column ")?;
+        let line: usize = line.trim().parse().ok()?;
+        let column: usize = column.trim().parse().ok()?;
+        let start_of_line = if line <= 1 {
+            0
+        } else {
+            text.match_indices('\n').nth(line - 2)?.0 + 1
+        };
+        // Columns count bytes from 1; 0 is the line's start (the parser says
+        // so at the end of the input).
+        let at = (start_of_line + column.saturating_sub(1)).min(text.len());
+        let at = (0..=at)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        let end = text
+            .get(at..)
+            .and_then(|r| r.chars().next())
+            .map_or(at, |c| at + c.len_utf8());
+        Some(Span::new(at, end))
+    }
+
     /// The same span moved `by` bytes to the right.
     pub fn shift(self, by: usize) -> Span {
         Span::new(self.start.saturating_add(by), self.end.saturating_add(by))

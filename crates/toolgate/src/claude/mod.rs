@@ -627,11 +627,18 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
         let v = match crate::json::parse_document(&f.text) {
             Ok(v) => v,
             Err(e) => {
-                errors.push(invalid(
+                let mut d = invalid(
                     &f.path,
                     format!("`{}` is not valid JSON: {e}", f.path),
                     "fix the JSON syntax; duplicate keys are refused",
-                ));
+                );
+                let bom = if f.text.starts_with('\u{feff}') { 3 } else { 0 };
+                d.location.span = crate::diag::Span::of_json_error(
+                    f.text.get(bom..).unwrap_or(&f.text),
+                    &e.to_string(),
+                )
+                .map(|s| s.shift(bom));
+                errors.push(d);
                 continue;
             }
         };

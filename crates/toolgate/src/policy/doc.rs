@@ -34,13 +34,16 @@ use serde_json::{Map, Value};
 /// Every problem found (see the module docs).
 pub fn from_json(text: &str) -> Result<Policy, Diagnostics> {
     let value = crate::json::parse_document(text).map_err(|e| {
-        Diagnostics::one(
-            Diagnostic::new(
-                DiagnosticKind::InvalidDocument,
-                format!("the policy is not valid JSON: {e}"),
-            )
-            .with_help("fix the JSON syntax; duplicate keys are refused"),
+        let mut d = Diagnostic::new(
+            DiagnosticKind::InvalidDocument,
+            format!("the policy is not valid JSON: {e}"),
         )
+        .with_help("fix the JSON syntax; duplicate keys are refused");
+        // The parser reads the text after a byte order mark.
+        let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+        d.location.span = Span::of_json_error(text.get(bom..).unwrap_or(text), &e.to_string())
+            .map(|s| s.shift(bom));
+        Diagnostics::one(d)
     })?;
     from_value(&value, Some(text))
 }
