@@ -61,6 +61,8 @@ enum Command {
     },
     /// Compile a policy (or a Rubric bundle, or Authensor policies) to a
     /// binary artifact that `decide --bundle` loads.
+    ///
+    /// Example: `toolgate compile examples/policy.json -o policy.tgb --sign release.key`
     Compile {
         /// The policy file (JSON or TOML).
         policy: String,
@@ -84,6 +86,8 @@ enum Command {
     },
     /// Make an ed25519 key pair for signing artifacts: the secret key in
     /// FILE (readable by its owner only), the public key in `FILE.pub`.
+    ///
+    /// Example: `toolgate keygen release.key`
     Keygen {
         /// Where to write the secret key; never overwritten.
         file: String,
@@ -91,6 +95,8 @@ enum Command {
     /// Show an artifact: header, format version, revision, sources, tools,
     /// rule counts and section sizes (for Authensor policies, the policies
     /// in decision order).
+    ///
+    /// Example: `toolgate inspect policy.tgb --output json`
     Inspect {
         /// The artifact.
         artifact: String,
@@ -115,6 +121,8 @@ enum Command {
     /// (a list, or an object with `rules` or `sessionRules`) read action
     /// envelopes, each with an optional `session`, and write Authensor
     /// results, one per line.
+    ///
+    /// Example: `toolgate decide --policy examples/policy.json examples/calls.jsonl`
     Decide {
         /// The policy file (JSON or TOML), or a Claude Code settings file
         /// (recognised by its `permissions` member).
@@ -182,6 +190,8 @@ enum Command {
     /// Answer an agent's hook: read its payload on standard input, print
     /// its answer. Always exits 0 with an answer; anything that cannot be
     /// read is answered with a deny.
+    ///
+    /// Example (a PreToolUse hook command): `toolgate hook claude-code`
     Hook {
         /// The agent whose hook protocol to speak.
         #[arg(value_enum)]

@@ -766,6 +766,32 @@ fn fmt_lays_out_checks_and_writes_without_changing_a_decision() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
 
+/// Every subcommand's `--help` shows an example.
+#[test]
+fn every_subcommand_has_an_example_in_its_help() {
+    for c in [
+        "check",
+        "compile",
+        "keygen",
+        "inspect",
+        "decide",
+        "hook",
+        "explain",
+        "fmt",
+        "init",
+        "completions",
+        "test",
+    ] {
+        let out = run(&[c, "--help"], "");
+        assert_eq!(out.status.code(), Some(0), "{c}");
+        assert!(
+            text(&out.stdout).contains("Example"),
+            "{c}: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));
