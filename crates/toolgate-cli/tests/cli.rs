@@ -429,6 +429,27 @@ fn check_warns_of_typos_and_strict_makes_warnings_errors() {
         "{}",
         text(&out.stderr)
     );
+    // A rule an earlier one covers never decides.
+    let shadowed = tmp("shadowed.json");
+    std::fs::write(
+        &shadowed,
+        r#"{"default": "ask", "matchers": {"bash": {"match": "glob", "field": "command", "split": "shell"}},
+            "sources": [{"name": "team", "rank": 2, "trusted": true, "deny": "bash(rm:*)"}],
+            "deny": "bash mcp__* bash(curl:*) mcp__github__x bash(rm:*)",
+            "allow": "bash(ls:*) bash(!ls -R:*) bash(ls -la:*)"}"#,
+    )
+    .unwrap();
+    let err = text(&run(&["check", shadowed.to_str().unwrap()], "").stderr);
+    for want in [
+        "the deny rule `bash(curl:*)` never decides: the earlier deny rule `bash` covers",
+        "the deny rule `mcp__github__x` never decides: the earlier deny rule `mcp__*` covers",
+        "the deny rule `bash(rm:*)` never decides: the earlier deny rule `bash(rm:*)` of `team` covers",
+    ] {
+        assert!(err.contains(want), "{want} in {err}");
+    }
+    // A carve-out of the tool in the list could cancel the earlier rule
+    // alone, so `bash(ls -la:*)` is not judged.
+    assert_eq!(err.matches("shadowed_rule").count(), 3, "{err}");
     // A JSON syntax error names its line and column and shows the line.
     let syntax = tmp("syntax.json");
     std::fs::write(

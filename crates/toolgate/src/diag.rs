@@ -142,6 +142,8 @@ pub enum DiagnosticKind {
     NoSplitter,
     /// A carve-out that reaches no rule of its list.
     UnreachableCarveOut,
+    /// A rule that never decides: an earlier rule of its list covers it.
+    ShadowedRule,
     /// A pattern whose automaton exceeds the compile limits.
     TooComplex,
     /// A document or table past its size limit.
@@ -191,6 +193,7 @@ impl DiagnosticKind {
         DiagnosticKind::UnknownTool,
         DiagnosticKind::NoSplitter,
         DiagnosticKind::UnreachableCarveOut,
+        DiagnosticKind::ShadowedRule,
         DiagnosticKind::TooComplex,
         DiagnosticKind::TooLarge,
         DiagnosticKind::InvalidDocument,
@@ -227,6 +230,7 @@ impl DiagnosticKind {
             DiagnosticKind::UnknownTool => "unknown_tool",
             DiagnosticKind::NoSplitter => "no_splitter",
             DiagnosticKind::UnreachableCarveOut => "unreachable_carve_out",
+            DiagnosticKind::ShadowedRule => "shadowed_rule",
             DiagnosticKind::TooComplex => "too_complex",
             DiagnosticKind::TooLarge => "too_large",
             DiagnosticKind::InvalidDocument => "invalid_document",
@@ -258,6 +262,7 @@ impl DiagnosticKind {
             | DiagnosticKind::UnknownTool
             | DiagnosticKind::NoSplitter
             | DiagnosticKind::UnreachableCarveOut
+            | DiagnosticKind::ShadowedRule
             | DiagnosticKind::NoRiskWeights
             | DiagnosticKind::ShortSequence => Severity::Warning,
             _ => Severity::Error,

@@ -1,7 +1,7 @@
 //! Warnings about rules that are valid but cannot do what their author
 //! meant: a bare deny or ask rule one typo from a declared tool, a
-//! command-line tool read without a splitter, a carve-out that reaches no
-//! rule. `toolgate check --strict` turns them into errors.
+//! command-line tool read without a splitter, a rule an earlier one
+//! shadows, a carve-out that reaches no rule. `toolgate check --strict` turns them into errors.
 //!
 //! Lint only reads the checked lists: it never changes what is compiled.
 
@@ -60,9 +60,9 @@ pub(super) fn lint(
         }
     }
     let declared: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    for l in [List::Deny, List::Ask] {
+    for l in List::ALL {
         let list = lists.get(l.index()).map_or(&[][..], Vec::as_slice);
-        for r in list {
+        for r in list.iter().filter(|_| l != List::Allow) {
             if r.glob || r.spec.is_some() || declared.contains(&r.tool) {
                 continue;
             }
@@ -77,6 +77,56 @@ pub(super) fn lint(
                     ),
                 )
                 .with_help(format!("write `{near}`, or declare `{}` under `matchers` if it is a tool of its own", r.tool))
+                .at(ir.location(r.location))
+                .with_token(r.text);
+                out.push((r.location, d));
+            }
+        }
+        // A rule that comes after one covering every call it matches never
+        // decides: the first rule that fires is the one a verdict names.
+        // Only the exact cases: an earlier bare rule of its tool (or a
+        // tool-name glob naming it), or an earlier copy from another
+        // source, with no carve-out of the tool in the list that could
+        // cancel the earlier rule alone.
+        for (i, r) in list.iter().enumerate() {
+            if r.carve {
+                continue;
+            }
+            let carved = list.iter().any(|c| c.carve && c.tool == r.tool);
+            let cover = list.get(..i).unwrap_or(&[]).iter().find(|e| {
+                !e.carve
+                    && e.spec.is_none()
+                    && ((e.glob && !r.glob && crate::glob::matches(e.tool, r.tool))
+                        || (!e.glob && e.tool == r.tool && r.spec.is_some() && !carved))
+                    || (!e.carve
+                        && !carved
+                        && e.tool == r.tool
+                        && e.glob == r.glob
+                        && e.spec == r.spec)
+            });
+            if let Some(e) = cover {
+                let from = match sources.get(e.source as usize) {
+                    Some(s) if !s.name.is_empty() => format!(" of `{}`", s.name),
+                    _ => String::new(),
+                };
+                let d = Diagnostic::new(
+                    DiagnosticKind::ShadowedRule,
+                    format!(
+                        "the {} rule `{}` never decides: the earlier {} rule `{}`{from} covers every call it matches",
+                        l.name(),
+                        r.text,
+                        l.name(),
+                        e.text
+                    ),
+                )
+                .with_help(if e.text == r.text {
+                    "remove the copy: the earlier one decides, and is the one a verdict names".to_string()
+                } else {
+                    format!(
+                        "remove `{}`, or write it before `{}` if it should be the one a verdict names",
+                        r.text, e.text
+                    )
+                })
                 .at(ir.location(r.location))
                 .with_token(r.text);
                 out.push((r.location, d));
