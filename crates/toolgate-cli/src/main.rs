@@ -22,7 +22,7 @@ use toolgate::artifact::LoadOptions;
 use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
 use toolgate::conformance::{run_file, EngineKind, Report};
-use toolgate::{Call, Decision, Diagnostics, Engine, Evaluator, Policy, Verdict};
+use toolgate::{Call, Decision, Diagnostic, Diagnostics, Engine, Evaluator, Policy, Verdict};
 
 const EXIT_IO: u8 = 1;
 const EXIT_INVALID: u8 = 4;
@@ -36,8 +36,33 @@ const EXIT_USAGE: u8 = 64;
     after_help = "Exit codes: 0 success; 1 input/output error or failing cases; 4 invalid policy; 64 usage error."
 )]
 struct Cli {
+    /// How diagnostics are printed: `human` (with the line and a caret) or
+    /// `json` (one object per line, for editors and CI).
+    #[arg(long, global = true, value_enum, default_value = "human")]
+    error_format: ErrorFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ErrorFormat {
+    /// For people.
+    Human,
+    /// One JSON object per diagnostic, on standard error.
+    Json,
+}
+
+/// Whether `--error-format json` was given.
+static JSON_ERRORS: AtomicBool = AtomicBool::new(false);
+
+/// Prints one diagnostic of the file whose text is `text`, in the chosen
+/// error format.
+fn emit(d: &Diagnostic, text: Option<&str>) {
+    if JSON_ERRORS.load(Ordering::Relaxed) {
+        eprintln!("{}", d.to_json(text));
+    } else {
+        eprint!("{}", d.render(text));
+    }
 }
 
 #[derive(Subcommand)]
@@ -376,7 +401,7 @@ fn main() -> ExitCode {
                 e.kind(),
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
             );
-            if !help && std::env::args().nth(1).as_deref() == Some("hook") {
+            if !help && std::env::args().skip(1).any(|a| a == "hook") {
                 // A hook that exits with an error lets the call through:
                 // answer with a deny instead.
                 let first = e.to_string();
@@ -396,6 +421,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    JSON_ERRORS.store(cli.error_format == ErrorFormat::Json, Ordering::Relaxed);
     match cli.command {
         Command::Check {
             policy,
@@ -634,6 +660,12 @@ fn load(path: &str, _format: Option<Format>) -> Result<Policy, ExitCode> {
 }
 
 fn report(d: &Diagnostics, text: &str) -> ExitCode {
+    if JSON_ERRORS.load(Ordering::Relaxed) {
+        for one in d.iter() {
+            emit(one, Some(text));
+        }
+        return ExitCode::from(EXIT_INVALID);
+    }
     eprint!("{}", d.render(Some(text)));
     eprintln!(
         "{} error{} in the policy",
@@ -686,7 +718,7 @@ fn rubric_bundle(
         Ok(b) => {
             for w in &b.warnings {
                 let d = toolgate::Diagnostics::one(w.clone()).in_file(path);
-                eprint!("{}", d.first().clone().as_warning().render(None));
+                emit(&d.first().clone().as_warning(), None);
                 warned();
             }
             for e in b.compile_errors() {
@@ -749,7 +781,7 @@ fn authensor_policies(path: &str, format: Option<Format>) -> Result<Option<Polic
         Ok(ps) => {
             for w in &ps.warnings {
                 let d = Diagnostics::one(w.clone()).in_file(path);
-                eprint!("{}", d.first().clone().as_warning().render(Some(&text)));
+                emit(&d.first().clone().as_warning(), Some(&text));
                 warned();
             }
             Ok(Some(ps))
@@ -861,7 +893,7 @@ fn build_policy(path: &str, format: Option<Format>) -> Result<Engine<'static>, E
     match Engine::build_with(&policy, &registry()) {
         Ok(e) => {
             for w in e.warnings() {
-                eprint!("{}", w.clone().as_warning().render(Some(&text)));
+                emit(&w.clone().as_warning(), Some(&text));
                 warned();
             }
             Ok(e)

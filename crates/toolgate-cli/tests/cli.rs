@@ -813,6 +813,43 @@ fn every_subcommand_has_an_example_in_its_help() {
     }
 }
 
+/// `--error-format json` prints each diagnostic as one JSON object with
+/// its code, place and help; a hook given bad arguments after a global
+/// option still answers deny.
+#[test]
+fn error_format_json_prints_one_object_per_diagnostic() {
+    let bad = tmp("json-errors.json");
+    std::fs::write(&bad, "{\"default\": \"ask\",\n \"deny\": \"Bash() Bahs\"}").unwrap();
+    let out = run(
+        &["check", "--error-format", "json", bad.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(4));
+    let lines: Vec<serde_json::Value> = text(&out.stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", text(&out.stderr));
+    let d = &lines[0];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["code"], "empty_specifier");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(2), Some(11))
+    );
+    assert!(d["file"].as_str().unwrap().ends_with("json-errors.json"));
+    let hook = run(
+        &["--error-format", "json", "hook", "claude-code", "--bogus"],
+        "{}",
+    );
+    assert_eq!(hook.status.code(), Some(0));
+    assert!(
+        text(&hook.stdout).contains(r#""permissionDecision":"deny""#),
+        "{}",
+        text(&hook.stdout)
+    );
+}
+
 #[test]
 fn usage_errors_exit_64() {
     assert_eq!(run(&["decide"], "").status.code(), Some(64));

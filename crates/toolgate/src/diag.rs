@@ -352,6 +352,39 @@ impl Diagnostic {
         self
     }
 
+    /// The diagnostic as one JSON object, for tools: `severity`, `code`,
+    /// `message`, `file`, `path` (the place in the document), `line` and
+    /// `column` (1-based, when `source` is the file's text and the
+    /// diagnostic has a span), `help` and `token`.
+    ///
+    /// ```
+    /// use toolgate::{Diagnostic, DiagnosticKind};
+    /// let d = Diagnostic::new(DiagnosticKind::NoDefault, "the policy has no default");
+    /// let v = d.to_json(None);
+    /// assert_eq!((v["severity"].as_str(), v["code"].as_str()), (Some("error"), Some("no_default")));
+    /// assert!(v["line"].is_null());
+    /// ```
+    pub fn to_json(&self, source: Option<&str>) -> serde_json::Value {
+        let at = match (source, self.location.span) {
+            (Some(src), Some(span)) => Some(line_col(src, span.start)),
+            _ => None,
+        };
+        serde_json::json!({
+            "severity": match self.severity {
+                Severity::Warning => "warning",
+                _ => "error",
+            },
+            "code": self.kind.name(),
+            "message": self.message,
+            "file": self.location.file,
+            "path": self.location.path,
+            "line": at.map(|(l, _)| l),
+            "column": at.map(|(_, c)| c),
+            "help": self.help,
+            "token": self.token,
+        })
+    }
+
     /// The diagnostic with the text of the file it points into, as a
     /// [`miette::Report`] that miette's handlers render with the span
     /// labelled.
