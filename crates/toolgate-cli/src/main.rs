@@ -821,6 +821,16 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 fn check(path: &str, format: Option<Format>) -> ExitCode {
     WARNINGS.store(0, Ordering::Relaxed);
+    let test_file = read_text(path).ok().is_some_and(|t| {
+        toolgate::json::parse_document(&t)
+            .is_ok_and(|v| v.get("tests").is_some() && v.get("policy").is_some())
+    });
+    if test_file && format.is_none() {
+        eprintln!(
+            "error: `{path}` is a test file, not a policy: run it with `toolgate test {path}`"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     if is_settings(path, format) {
         return match settings_policy(path, false) {
             Ok(_) => checked(path, " (Claude Code settings)"),

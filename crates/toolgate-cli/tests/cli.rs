@@ -369,6 +369,12 @@ fn test_files_run_a_policy_and_report_one_line_per_failure() {
     );
     assert_eq!(lines[1], "1 passed, 1 failed");
 
+    let checked = run(&["check", "examples/policy.test.json"], "");
+    assert_eq!(checked.status.code(), Some(64));
+    assert!(
+        text(&checked.stderr).contains("is a test file, not a policy: run it with `toolgate test")
+    );
+
     let missing = tmp("missing.test.json");
     std::fs::write(&missing, r#"{"policy": "nowhere.json", "tests": []}"#).unwrap();
     let out = run(&["test", missing.to_str().unwrap()], "");
