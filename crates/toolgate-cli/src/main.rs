@@ -1918,7 +1918,8 @@ fn load_settings(
     use toolgate::claude::{Scope, SettingsFile};
     let mut files = Vec::new();
     for p in paths {
-        let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read `{p}`: {e}"))?;
+        let text =
+            std::fs::read_to_string(p).map_err(|e| format!("error: cannot read `{p}`: {e}\n"))?;
         files.push(SettingsFile {
             scope: Scope::of_path(p, env.home.as_deref()),
             path: p.clone(),
@@ -2034,7 +2035,7 @@ fn decide_settings(
         Err(e) => {
             eprint!("{e}");
             eprintln!("the settings cannot be used");
-            return ExitCode::from(if e.starts_with("cannot read") {
+            return ExitCode::from(if e.starts_with("error: cannot read") {
                 EXIT_IO
             } else {
                 EXIT_INVALID

@@ -369,6 +369,19 @@ fn test_files_run_a_policy_and_report_one_line_per_failure() {
     );
     assert_eq!(lines[1], "1 passed, 1 failed");
 
+    // A settings file that cannot be read is one error line, then the
+    // consequence on a line of its own.
+    let gone = run(
+        &["decide", "--settings", "/nonexistent/settings.json"],
+        r#"{"tool_name": "Bash", "tool_input": {"command": "ls"}}"#,
+    );
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        text(&gone.stderr).starts_with("error: cannot read `/nonexistent/settings.json`: ")
+            && text(&gone.stderr).ends_with(")\nthe settings cannot be used\n"),
+        "{}",
+        text(&gone.stderr)
+    );
     let checked = run(&["check", "examples/policy.test.json"], "");
     assert_eq!(checked.status.code(), Some(64));
     assert!(
