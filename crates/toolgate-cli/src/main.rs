@@ -202,6 +202,12 @@ enum Command {
         /// evaluator for cross-checking by hand.
         #[arg(long, value_enum, default_value = "compiled")]
         engine: EngineArg,
+        /// Add to each verdict an `explain` member: every subject, every
+        /// rule of its tool and what became of it, the allow rules withheld
+        /// (`toolgate explain` for one call; toolgate policies and Claude
+        /// Code settings).
+        #[arg(long, conflicts_with = "bundle")]
+        explain: bool,
         /// Exit with the decision, for shell scripts and CI: 0 when every
         /// call is allowed, 2 when one is denied, 3 when one asks and none
         /// is denied.
@@ -486,6 +492,7 @@ fn main() -> ExitCode {
             format,
             engine,
             exit_code,
+            explain,
             calls,
         } => {
             let done = (|| {
@@ -517,6 +524,7 @@ fn main() -> ExitCode {
                             if settings.is_empty() && !is_settings(p, format) {
                                 match authensor_policies(p, format) {
                                     Err(code) => return code,
+                                    Ok(Some(_)) if explain => return explain_refused(),
                                     Ok(Some(ps)) => {
                                         return match authensor_engine(&ps, engine, p) {
                                             Ok(e) => decide_authensor(e.as_ref(), &calls, intake),
@@ -527,11 +535,22 @@ fn main() -> ExitCode {
                                 }
                                 return match rubric_bundle(p, format) {
                                     Err(code) => code,
+                                    Ok(Some(_)) if explain => explain_refused(),
                                     Ok(Some(b)) => match rubric_engine(&b, engine) {
                                         Ok(e) => decide_rubric(e.as_ref(), &calls, intake),
                                         Err(code) => code,
                                     },
                                     Ok(None) => match build(p, format, engine) {
+                                        Ok(e) if explain => match explainer(p, format) {
+                                            Ok(r) => decide_explained(
+                                                e.as_ref(),
+                                                &r,
+                                                &calls,
+                                                intake,
+                                                &|c| c,
+                                            ),
+                                            Err(code) => code,
+                                        },
                                         Ok(e) => decide(e.as_ref(), &calls, intake, &|c| c),
                                         Err(code) => code,
                                     },
@@ -540,7 +559,7 @@ fn main() -> ExitCode {
                         }
                         let mut files: Vec<String> = policy.into_iter().collect();
                         files.extend(settings);
-                        decide_settings(&files, trust_project, engine, intake, &calls)
+                        decide_settings(&files, trust_project, engine, intake, &calls, explain)
                     }
                 }
             })();
@@ -2016,6 +2035,7 @@ fn decide_settings(
     engine: EngineArg,
     intake: Intake,
     calls: &str,
+    explain: bool,
 ) -> ExitCode {
     let files: Vec<String> = files.iter().map(|f| absolute(f)).collect();
     let project_dir = files.iter().find_map(|f| project_of(f)).or_else(|| {
@@ -2052,6 +2072,17 @@ fn decide_settings(
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    let reference = if explain {
+        match toolgate::reference::Reference::build(&loaded.policy, &registry()) {
+            Ok(r) => Some(r),
+            Err(d) => {
+                eprint!("{}", d.render(None));
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    } else {
+        None
+    };
     let evaluator = loaded.evaluator(inner);
     let prep = move |mut c: Call| {
         if c.cwd.is_none() {
@@ -2059,7 +2090,76 @@ fn decide_settings(
         }
         toolgate::claude::prepare_call(c)
     };
-    decide(&evaluator, calls, intake, &prep)
+    match &reference {
+        Some(r) => decide_explained(&evaluator, r, calls, intake, &prep),
+        None => decide(&evaluator, calls, intake, &prep),
+    }
+}
+
+fn explain_refused() -> ExitCode {
+    eprintln!("error: `--explain` reads toolgate policies and Claude Code settings; Rubric bundles and Authensor policies name their deciding rule in each result");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// The reference evaluator of the toolgate policy at `path`, which
+/// explains decisions.
+fn explainer(
+    path: &str,
+    format: Option<Format>,
+) -> Result<toolgate::reference::Reference, ExitCode> {
+    let policy = load(path, format)?;
+    toolgate::reference::Reference::build(&policy, &registry()).map_err(|d| {
+        let text = read_text(path).unwrap_or_default();
+        report(&d.in_file(path), &text)
+    })
+}
+
+/// `decide --explain`: every verdict with an `explain` member, the
+/// reference's account of it. A batch's calls are each explained on their
+/// own; the hold that asks for a call another call of the batch held is
+/// in the verdict.
+fn decide_explained(
+    engine: &dyn Evaluator,
+    reference: &toolgate::reference::Reference,
+    calls: &str,
+    intake: Intake,
+    prep: &dyn Fn(Call) -> Call,
+) -> ExitCode {
+    let explained = |call: &Call, v: &Verdict| {
+        let mut j = v.to_json();
+        let e = reference.explain(call).to_json();
+        if let Some(o) = j.as_object_mut() {
+            let mut inner = serde_json::Map::new();
+            for k in ["subjects", "withheld"] {
+                inner.insert(k.into(), e.get(k).cloned().unwrap_or_default());
+            }
+            o.insert("explain".into(), serde_json::Value::Object(inner));
+        }
+        j.to_string()
+    };
+    lines(calls, intake, |line, out| match line {
+        Ok(text) if !text.trim_start().starts_with('[') => match Call::from_json(text).map(prep) {
+            Ok(call) => out.push_str(&explained(&call, &engine.would(&call))),
+            Err(e) => write_verdict(
+                &unreadable(&format!("the line is not a JSON call: {e}")),
+                out,
+            ),
+        },
+        Ok(text) => match read_batch(text, intake.max_batch) {
+            Ok(batch) => {
+                let batch: Vec<Call> = batch.into_iter().map(prep).collect();
+                let verdicts = engine.decide_batch(&batch);
+                let items: Vec<String> = batch
+                    .iter()
+                    .zip(&verdicts)
+                    .map(|(c, v)| explained(c, v))
+                    .collect();
+                out.push_str(&format!("[{}]", items.join(",")));
+            }
+            Err(e) => write_verdict(&unreadable(&e), out),
+        },
+        Err(why) => write_verdict(&unreadable(why), out),
+    })
 }
 
 fn fmt(files: &[String], write: bool, check: bool) -> ExitCode {

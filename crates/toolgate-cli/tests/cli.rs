@@ -617,6 +617,26 @@ fn explain_names_what_decided_and_what_was_withheld() {
     );
     let bad = run(&["explain", "--policy", "examples/policy.json", "{"], "");
     assert_eq!(bad.status.code(), Some(64));
+
+    // `decide --explain` adds the account to each verdict, a batch's too.
+    let lines = "{\"tool\": \"bash\", \"args\": {\"command\": \"make build\"}}\n[{\"tool\": \"bash\", \"args\": {\"command\": \"git status\"}}]\n";
+    let out = run(
+        &["decide", "--policy", "examples/policy.json", "--explain"],
+        lines,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answers: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers[0]["decision"], "ask");
+    assert_eq!(answers[0]["explain"]["withheld"][0]["rule"], "bash(make:*)");
+    assert_eq!(answers[1][0]["explain"]["subjects"][0]["kept"], true);
+    let refused = run(
+        &["decide", "--policy", "examples/authensor.json", "--explain"],
+        "{}",
+    );
+    assert_eq!(refused.status.code(), Some(64));
 }
 
 /// `completions` prints a script each shell reads; bash's, sourced by bash
