@@ -469,6 +469,19 @@ fn check_warns_of_typos_and_strict_makes_warnings_errors() {
     // A carve-out of the tool in the list could cancel the earlier rule
     // alone, so `bash(ls -la:*)` is not judged.
     assert_eq!(err.matches("shadowed_rule").count(), 3, "{err}");
+    // A matcher of an unknown kind is one error, not one more per rule.
+    let knock = tmp("knock-on.json");
+    std::fs::write(
+        &knock,
+        r#"{"default": "ask", "matchers": {"bash": {"match": "globb", "field": "command", "split": "shell"}},
+            "deny": "bash(rm:*)", "allow": "bash(ls:*)"}"#,
+    )
+    .unwrap();
+    let err = text(&run(&["check", knock.to_str().unwrap()], "").stderr);
+    assert!(
+        err.contains("did you mean `glob`?") && err.ends_with("1 error in the policy\n"),
+        "{err}"
+    );
     // A JSON syntax error names its line and column and shows the line.
     let syntax = tmp("syntax.json");
     std::fs::write(

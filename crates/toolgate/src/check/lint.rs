@@ -169,7 +169,7 @@ pub fn did_you_mean<'n>(name: &str, known: &[&'n str]) -> Option<&'n str> {
     let lower = name.to_lowercase();
     let mut best: Option<(usize, &'n str)> = None;
     for &k in known {
-        let d = edit_distance(&lower, &k.to_lowercase());
+        let d = crate::policy::doc::edit_distance(&lower, &k.to_lowercase());
         if d <= 1 && best.is_none_or(|(bd, bk)| (d, k) < (bd, bk)) {
             best = Some((d, k));
         }
@@ -177,50 +177,10 @@ pub fn did_you_mean<'n>(name: &str, known: &[&'n str]) -> Option<&'n str> {
     best.map(|(_, k)| k)
 }
 
-/// The optimal string alignment distance between `a` and `b`, by
-/// characters; names are short, so the quadratic table is small.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > 1 {
-        return 2;
-    }
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    let at = |i: usize, j: usize| i * w + j;
-    for i in 0..=a.len() {
-        if let Some(x) = d.get_mut(at(i, 0)) {
-            *x = i;
-        }
-    }
-    for j in 0..=b.len() {
-        if let Some(x) = d.get_mut(at(0, j)) {
-            *x = j;
-        }
-    }
-    let get = |d: &[usize], i: usize, j: usize| d.get(at(i, j)).copied().unwrap_or(usize::MAX / 2);
-    for (i, ca) in a.iter().enumerate() {
-        for (j, cb) in b.iter().enumerate() {
-            let (i1, j1) = (i + 1, j + 1);
-            let cost = usize::from(ca != cb);
-            let mut v = (get(&d, i, j1) + 1)
-                .min(get(&d, i1, j) + 1)
-                .min(get(&d, i, j) + cost);
-            let swapped = i > 0 && j > 0 && a.get(i - 1) == Some(cb) && b.get(j - 1) == Some(ca);
-            if swapped {
-                v = v.min(get(&d, i - 1, j - 1) + 1);
-            }
-            if let Some(x) = d.get_mut(at(i1, j1)) {
-                *x = v;
-            }
-        }
-    }
-    get(&d, a.len(), b.len())
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{did_you_mean, edit_distance};
+    use super::did_you_mean;
+    use crate::policy::doc::edit_distance;
 
     #[test]
     fn one_edit_is_near_and_two_are_not() {

@@ -673,20 +673,42 @@ pub fn suggest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
         .map(|(_, k)| k)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// The optimal string alignment distance between `a` and `b`, by
+/// characters; names are short, so the quadratic table is small.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
-            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
-            let ins = cur.get(j).copied().unwrap_or(0) + 1;
-            cur.push(sub.min(del).min(ins));
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    let at = |i: usize, j: usize| i * w + j;
+    for i in 0..=a.len() {
+        if let Some(x) = d.get_mut(at(i, 0)) {
+            *x = i;
         }
-        prev = cur;
     }
-    prev.last().copied().unwrap_or(0)
+    for j in 0..=b.len() {
+        if let Some(x) = d.get_mut(at(0, j)) {
+            *x = j;
+        }
+    }
+    let get = |d: &[usize], i: usize, j: usize| d.get(at(i, j)).copied().unwrap_or(usize::MAX / 2);
+    for (i, ca) in a.iter().enumerate() {
+        for (j, cb) in b.iter().enumerate() {
+            let (i1, j1) = (i + 1, j + 1);
+            let cost = usize::from(ca != cb);
+            let mut v = (get(&d, i, j1) + 1)
+                .min(get(&d, i1, j) + 1)
+                .min(get(&d, i, j) + cost);
+            let swapped = i > 0 && j > 0 && a.get(i - 1) == Some(cb) && b.get(j - 1) == Some(ca);
+            if swapped {
+                v = v.min(get(&d, i - 1, j - 1) + 1);
+            }
+            if let Some(x) = d.get_mut(at(i1, j1)) {
+                *x = v;
+            }
+        }
+    }
+    get(&d, a.len(), b.len())
 }
 
 #[cfg(test)]
