@@ -495,6 +495,7 @@ fn main() -> ExitCode {
             explain,
             calls,
         } => {
+            EXIT_WITH_DECISION.store(exit_code, Ordering::Relaxed);
             let done = (|| {
                 let intake = Intake {
                     max_line: max_line_bytes,
@@ -638,21 +639,22 @@ fn read_text(path: &str) -> std::io::Result<String> {
     if path != "-" {
         return std::fs::read_to_string(path);
     }
-    let got = STDIN.get_or_init(|| {
-        let mut text = String::new();
-        std::io::stdin()
-            .lock()
-            .take(STDIN_POLICY_LIMIT + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| e.to_string())?;
-        if text.len() as u64 > STDIN_POLICY_LIMIT {
-            return Err(format!(
-                "standard input holds more than {STDIN_POLICY_LIMIT} bytes"
-            ));
-        }
-        Ok(text)
-    });
+    let got = STDIN.get_or_init(|| read_stdin(STDIN_POLICY_LIMIT));
     got.clone().map_err(std::io::Error::other)
+}
+
+/// All of standard input as text, refused past `limit` bytes.
+fn read_stdin(limit: u64) -> Result<String, String> {
+    let mut text = String::new();
+    std::io::stdin()
+        .lock()
+        .take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > limit {
+        return Err(format!("standard input holds more than {limit} bytes"));
+    }
+    Ok(text)
 }
 
 /// Reads a policy file: TOML by extension, otherwise JSON.
@@ -1010,12 +1012,8 @@ fn compile(
             }
         }
     }
-    // Write beside the target and rename, so that a reader never reads a
-    // half-written artifact.
-    let tmp = format!("{output}.tmp");
-    if let Err(e) = std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, output)) {
+    if let Err(e) = write_whole(output, &bytes) {
         eprintln!("error: cannot write `{output}`: {e}");
-        let _ = std::fs::remove_file(&tmp);
         return ExitCode::from(EXIT_IO);
     }
     let revision = toolgate::artifact::header(&bytes)
@@ -1023,6 +1021,18 @@ fn compile(
         .unwrap_or_default();
     eprintln!("{output}: {} bytes, revision {revision}", bytes.len());
     ExitCode::SUCCESS
+}
+
+/// Writes `bytes` to `path` beside it and renames it into place, so that a
+/// reader never reads a half-written file; the partial file is removed on
+/// failure.
+fn write_whole(path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = format!("{path}.tmp");
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 /// Reads an artifact file into memory, refusing one over the cap before
@@ -1539,11 +1549,16 @@ fn lines(
 /// The strictest decision `decide` has written: 0 none, 1 allow, 2 ask,
 /// 3 deny, for `--exit-code`.
 static STRICTEST: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+/// Whether `decide --exit-code` was given: only then are answers scanned.
+static EXIT_WITH_DECISION: AtomicBool = AtomicBool::new(false);
 
 /// Records the decisions of one answer line (a verdict, or a batch's
 /// verdicts). Anything but `allow` and `deny` (`ask`, `require_approval`)
 /// waits for somebody, so it counts as an ask.
 fn note_decisions(answer: &str) {
+    if !EXIT_WITH_DECISION.load(Ordering::Relaxed) {
+        return;
+    }
     // toolgate's and Rubric's verdicts say `"decision":"deny"`, Authensor's
     // `"decision":{"outcome":"deny",…}`.
     for key in ["\"decision\":\"", "\"decision\":{\"outcome\":\""] {
@@ -2199,12 +2214,8 @@ fn fmt(files: &[String], write: bool, check: bool) -> ExitCode {
             }
         } else if write && f != "-" {
             if formatted != text {
-                let tmp = format!("{f}.tmp");
-                if let Err(e) =
-                    std::fs::write(&tmp, &formatted).and_then(|_| std::fs::rename(&tmp, f))
-                {
+                if let Err(e) = write_whole(f, formatted.as_bytes()) {
                     eprintln!("error: cannot write `{f}`: {e}");
-                    let _ = std::fs::remove_file(&tmp);
                     code = ExitCode::from(EXIT_IO);
                     continue;
                 }
@@ -2226,25 +2237,13 @@ fn explain(
 ) -> ExitCode {
     let text = match call {
         Some(c) if c != "-" => c.to_string(),
-        _ => {
-            let mut t = String::new();
-            let limit = guard::INPUT_LIMIT;
-            match std::io::stdin()
-                .lock()
-                .take(limit + 1)
-                .read_to_string(&mut t)
-            {
-                Ok(_) if t.len() as u64 <= limit => t,
-                Ok(_) => {
-                    eprintln!("error: the call is longer than {limit} bytes");
-                    return ExitCode::from(EXIT_IO);
-                }
-                Err(e) => {
-                    eprintln!("error: the call cannot be read: {e}");
-                    return ExitCode::from(EXIT_IO);
-                }
+        _ => match read_stdin(guard::INPUT_LIMIT) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: the call cannot be read: {e}");
+                return ExitCode::from(EXIT_IO);
             }
-        }
+        },
     };
     let mut call = match Call::from_json(text.trim()) {
         Ok(c) => c,

@@ -89,6 +89,17 @@ fn hook(s: &Scratch, extra: &[&str], payload: &str) -> (String, String) {
     )
 }
 
+/// Compiles `policy` (relative to the project) into `name` in the scratch
+/// root, with `extra` arguments; the artifact's path.
+fn compile(s: &Scratch, policy: &str, name: &str, extra: &[&str]) -> PathBuf {
+    let out = s.root.join(name);
+    let mut args = vec!["compile", policy, "-o", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (code, _, err) = run(&args, &s.home(), &s.repo(), "");
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
 fn payload(s: &Scratch, tool: &str, input: Value, mode: &str) -> String {
     serde_json::json!({
         "session_id": "abc123",
@@ -381,19 +392,7 @@ fn decide_reads_settings_files_and_both_call_shapes() {
 fn a_bundle_compiled_from_settings_answers_the_hook() {
     let s = Scratch::new("bundle");
     settings(&s);
-    let out = s.root.join("policy.tgb");
-    let (code, _, err) = run(
-        &[
-            "compile",
-            ".claude/settings.json",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        &s.home(),
-        &s.repo(),
-        "",
-    );
-    assert_eq!(code, 0, "{err}");
+    let out = compile(&s, ".claude/settings.json", "policy.tgb", &[]);
     let p = payload(
         &s,
         "Bash",
@@ -418,21 +417,13 @@ fn a_bundle_compiled_from_settings_answers_the_hook() {
 fn trust_is_compiled_into_an_artifact() {
     let s = Scratch::new("trustc");
     settings(&s);
-    let compile = |name: &str, extra: &[&str]| {
-        let out = s.root.join(name);
-        let mut args = vec![
-            "compile",
-            ".claude/settings.json",
-            "-o",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let (code, _, err) = run(&args, &s.home(), &s.repo(), "");
-        assert_eq!(code, 0, "{err}");
-        out
-    };
-    let plain = compile("plain.tgb", &[]);
-    let trusted = compile("trusted.tgb", &["--trust-project"]);
+    let plain = compile(&s, ".claude/settings.json", "plain.tgb", &[]);
+    let trusted = compile(
+        &s,
+        ".claude/settings.json",
+        "trusted.tgb",
+        &["--trust-project"],
+    );
     let p = payload(
         &s,
         "Bash",
@@ -475,19 +466,7 @@ fn a_policy_for_another_host_is_refused_by_the_hook() {
         "policy.json",
         r#"{"default": "allow", "matchers": {"bash": {"match": "glob", "field": "command", "split": "shell"}}, "deny": "bash(rm:*)"}"#,
     );
-    let out = s.root.join("policy.tgb");
-    let (code, _, err) = run(
-        &[
-            "compile",
-            policy.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        &s.home(),
-        &s.repo(),
-        "",
-    );
-    assert_eq!(code, 0, "{err}");
+    let out = compile(&s, policy.to_str().unwrap(), "policy.tgb", &[]);
     let p = payload(
         &s,
         "Bash",

@@ -661,7 +661,6 @@ fn completions_complete_subcommands_and_options() {
         assert_eq!(out.status.code(), Some(0), "{shell}");
         assert!(text(&out.stdout).contains("explain"), "{shell}");
     }
-    let Ok(bash) = which("bash") else { return };
     let script = tmp("toolgate.bash");
     std::fs::write(&script, run(&["completions", "bash"], "").stdout).unwrap();
     let probe = format!(
@@ -669,22 +668,16 @@ fn completions_complete_subcommands_and_options() {
          COMP_WORDS=(toolgate check --st); COMP_CWORD=2; _toolgate toolgate --st check; echo \"${{COMPREPLY[@]}}\"",
         script.display()
     );
-    let out = Command::new(bash).args(["-c", &probe]).output().unwrap();
+    // Without a bash on `PATH` there is nothing to source the script.
+    let Ok(out) = Command::new("bash").args(["-c", &probe]).output() else {
+        return;
+    };
     assert_eq!(
         text(&out.stdout),
         "explain\n--strict\n",
         "{}",
         text(&out.stderr)
     );
-}
-
-fn which(program: &str) -> Result<PathBuf, ()> {
-    std::env::var("PATH")
-        .unwrap_or_default()
-        .split(':')
-        .map(|d| PathBuf::from(d).join(program))
-        .find(|p| p.is_file())
-        .ok_or(())
 }
 
 /// `decide --exit-code` exits with the strictest decision: 0 allow, 2

@@ -11,6 +11,8 @@
 //! layout is a fixed point: formatting a formatted document changes
 //! nothing.
 
+use crate::claude::PERMISSIONS;
+use crate::policy::doc::{SOURCE, TOP};
 use crate::syntax::parse_rules;
 use serde_json::{Map, Value};
 
@@ -53,12 +55,6 @@ pub fn format_document(text: &str, dialect: Dialect) -> Result<String, String> {
     Ok(out)
 }
 
-const TOP: &[&str] = &[
-    "$schema", "default", "matchers", "aliases", "sources", "allow", "deny", "ask", "notes",
-];
-const SOURCE: &[&str] = &[
-    "name", "rank", "trusted", "path", "hash", "allow", "deny", "ask", "notes",
-];
 const LISTS: &[&str] = &["allow", "deny", "ask"];
 const SORTED: &[&str] = &["matchers", "aliases", "notes"];
 
@@ -117,14 +113,6 @@ fn rule_list(v: &Value, name: &str) -> Result<Value, String> {
 }
 
 const SETTINGS: &[&str] = &["$schema", "permissions"];
-const PERMISSIONS: &[&str] = &[
-    "allow",
-    "ask",
-    "deny",
-    "defaultMode",
-    "additionalDirectories",
-    "disableBypassPermissionsMode",
-];
 
 fn claude_settings(v: Value) -> Value {
     let Value::Object(top) = v else { return v };
@@ -161,14 +149,13 @@ const INLINE: usize = 80;
 
 fn write_value(v: &Value, key: Option<&str>, indent: usize, out: &mut String) {
     let width = key.map_or(0, str::len) + 2 * indent + spaced(v).len();
-    let scalars =
-        |mut xs: Box<dyn Iterator<Item = &Value> + '_>| xs.all(|x| !x.is_array() && !x.is_object());
+    let scalar = |x: &Value| !x.is_array() && !x.is_object();
     let flat = match v {
         // A rule list reads best one rule per line, unless it is empty;
         // other arrays and objects of scalars fit on a line when short.
         Value::Array(a) if key.is_some_and(|k| LISTS.contains(&k)) => a.is_empty(),
-        Value::Array(a) => scalars(Box::new(a.iter())) && width <= INLINE,
-        Value::Object(m) => scalars(Box::new(m.values())) && width <= INLINE,
+        Value::Array(a) => a.iter().all(scalar) && width <= INLINE,
+        Value::Object(m) => m.values().all(scalar) && width <= INLINE,
         _ => true,
     };
     if flat {

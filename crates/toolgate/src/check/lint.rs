@@ -62,8 +62,10 @@ pub(super) fn lint(
     let declared: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for l in List::ALL {
         let list = lists.get(l.index()).map_or(&[][..], Vec::as_slice);
-        for r in list.iter().filter(|_| l != List::Allow) {
-            if r.glob || r.spec.is_some() || declared.contains(&r.tool) {
+        for r in list {
+            // Only deny and ask rules: an allow rule that names no tool
+            // fails closed.
+            if l == List::Allow || r.glob || r.spec.is_some() || declared.contains(&r.tool) {
                 continue;
             }
             if let Some(near) = did_you_mean(r.tool, &declared) {
@@ -93,17 +95,11 @@ pub(super) fn lint(
                 continue;
             }
             let carved = list.iter().any(|c| c.carve && c.tool == r.tool);
-            let cover = list.get(..i).unwrap_or(&[]).iter().find(|e| {
-                !e.carve
-                    && e.spec.is_none()
-                    && ((e.glob && !r.glob && crate::glob::matches(e.tool, r.tool))
-                        || (!e.glob && e.tool == r.tool && r.spec.is_some() && !carved))
-                    || (!e.carve
-                        && !carved
-                        && e.tool == r.tool
-                        && e.glob == r.glob
-                        && e.spec == r.spec)
-            });
+            let cover = list
+                .get(..i)
+                .unwrap_or(&[])
+                .iter()
+                .find(|e| covers(e, r, carved));
             if let Some(e) = cover {
                 let from = match sources.get(e.source as usize) {
                     Some(s) if !s.name.is_empty() => format!(" of `{}`", s.name),
@@ -160,6 +156,23 @@ pub(super) fn lint(
         }
     }
     out
+}
+
+/// Whether `earlier`, written before `later` in one list, fires on every
+/// call `later` fires on: a bare tool-name glob naming its tool, a bare rule
+/// of its tool, or a copy of it. `carved` says a carve-out of the tool is in
+/// the list, which could cancel `earlier` alone; only the glob case stands
+/// then, since no carve-out reaches a glob.
+fn covers(earlier: &CRule<'_>, later: &CRule<'_>, carved: bool) -> bool {
+    let (e, r) = (earlier, later);
+    if e.carve {
+        return false;
+    }
+    let bare = e.spec.is_none();
+    let glob = bare && e.glob && !r.glob && crate::glob::matches(e.tool, r.tool);
+    let tool = bare && !e.glob && e.tool == r.tool && r.spec.is_some() && !carved;
+    let copy = !carved && e.tool == r.tool && e.glob == r.glob && e.spec == r.spec;
+    glob || tool || copy
 }
 
 /// The declared name `name` is most likely a typo of: one that differs

@@ -10,6 +10,7 @@
 use super::rules::{EDIT_FAMILY, READ_FAMILY};
 use super::ClaudeShellSplitter;
 use crate::call::{Args, Call};
+use crate::kinds::clean;
 use crate::registry::Splitter;
 
 /// One path of a call that resolves to another file.
@@ -112,26 +113,10 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
     out
 }
 
-/// `path` (absolute) with `.`, empty segments and `..` taken out as
-/// written, without the file system.
-fn clean(path: &str) -> String {
-    let mut segs: Vec<&str> = Vec::new();
-    for s in path.split('/') {
-        match s {
-            "" | "." => {}
-            ".." => {
-                segs.pop();
-            }
-            s => segs.push(s),
-        }
-    }
-    format!("/{}", segs.join("/"))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::indexing_slicing)]
-    use super::{clean, linked_calls};
+    use super::linked_calls;
     use crate::Call;
 
     fn links(tool: &str, args: &str, map: &[(&str, &str)]) -> Vec<(String, String, String)> {
@@ -186,6 +171,6 @@ mod tests {
             &[("/tmp", "/private/tmp")],
         );
         assert!(got.is_empty(), "{got:?}");
-        assert_eq!(clean("/a/./b//c/../d"), "/a/b/d");
+        assert_eq!(crate::kinds::clean("/a/./b//c/../d"), "/a/b/d");
     }
 }

@@ -570,7 +570,8 @@ fn dir_pattern(dir: &str) -> String {
     out
 }
 
-const PERMISSIONS: &[&str] = &[
+/// The members of `permissions`, in the order `fmt` writes them.
+pub(crate) const PERMISSIONS: &[&str] = &[
     "allow",
     "ask",
     "deny",

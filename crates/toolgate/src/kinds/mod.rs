@@ -27,6 +27,7 @@ pub use claude_bash::ClaudeBashKind;
 #[cfg(feature = "domain")]
 pub use domain::DomainKind;
 pub use fold::{fold, FoldKind};
+pub(crate) use path::clean;
 pub use path::{PathKind, PathValue};
 pub use reach::{PathReachKind, ANY_PATH};
 

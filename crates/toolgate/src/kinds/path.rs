@@ -86,7 +86,7 @@ impl<'v> PathValue<'v> {
 
 /// `path` with `.`, `..` and empty segments removed; `path` starts with
 /// `/`. `..` at the root stays at the root, as the file system reads it.
-pub(super) fn clean(path: &str) -> String {
+pub(crate) fn clean(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for p in path.split('/') {
         match p {

@@ -107,10 +107,12 @@ pub fn toml_to_json(v: toml::Value) -> Value {
     }
 }
 
-const TOP: &[&str] = &[
+/// A policy document's members, in the order `fmt` writes them.
+pub(crate) const TOP: &[&str] = &[
     "$schema", "default", "matchers", "aliases", "sources", "allow", "deny", "ask", "notes",
 ];
-const SOURCE: &[&str] = &[
+/// A source's members, in the order `fmt` writes them.
+pub(crate) const SOURCE: &[&str] = &[
     "name", "rank", "trusted", "path", "hash", "allow", "deny", "ask", "notes",
 ];
 const MATCHER: &[&str] = &["match", "field", "split"];

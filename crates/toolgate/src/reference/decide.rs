@@ -121,24 +121,37 @@ impl Reference {
             return false;
         }
         // 3. Bare, or its specifier matches.
-        if let Some(spec) = &rule.spec {
-            if !self.spec_matches(tool, spec, args) {
-                return false;
-            }
-        }
-        // 4. No carve-out of its list reaches it and matches.
-        !self.carved_out(rule, list, tool, args)
-    }
-
-    /// Whether a carve-out of `list` cancels `rule` for these arguments: same
-    /// tool name (string equality), a source of rank at least the rule's,
-    /// and a pattern that matches.
-    fn carved_out(&self, rule: &Rule, list: &[&Rule], tool: &str, args: &Args) -> bool {
-        // A glob rule is never carved: no carve-out can name a glob.
-        if rule.is_glob() {
+        if !self.spec_fires(rule, tool, args) {
             return false;
         }
-        list.iter().any(|c| match c.carve_out() {
+        // 4. No carve-out of its list reaches it and matches.
+        self.carving(rule, list, tool, args).is_none()
+    }
+
+    /// Whether `rule` is bare or its specifier matches (§8.2 step 3).
+    pub(super) fn spec_fires(&self, rule: &Rule, tool: &str, args: &Args) -> bool {
+        match &rule.spec {
+            Some(spec) => self.spec_matches(tool, spec, args),
+            None => true,
+        }
+    }
+
+    /// The first carve-out of `list` that cancels `rule` for these
+    /// arguments: same tool name (string equality), a source of rank at
+    /// least the rule's,
+    /// and a pattern that matches.
+    pub(super) fn carving<'r>(
+        &self,
+        rule: &Rule,
+        list: &[&'r Rule],
+        tool: &str,
+        args: &Args,
+    ) -> Option<&'r Rule> {
+        // A glob rule is never carved: no carve-out can name a glob.
+        if rule.is_glob() {
+            return None;
+        }
+        list.iter().copied().find(|c| match c.carve_out() {
             Some(pattern) => {
                 c.tool == rule.tool
                     && c.origin.rank >= rule.origin.rank

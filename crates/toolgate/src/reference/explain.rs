@@ -7,7 +7,7 @@
 
 use super::decide::Active;
 use super::{expand, Origin, Reference, Rule};
-use crate::call::{Args, Call};
+use crate::call::Call;
 use crate::decision::{Decision, Verdict};
 use crate::policy::List;
 use crate::Evaluator;
@@ -297,7 +297,7 @@ impl Reference {
                 } else if !self.spec_fires(rule, tool, args) {
                     Outcome::NoMatch
                 } else if let Some(c) = self.carving(rule, list, tool, args) {
-                    Outcome::CarvedOut(c)
+                    Outcome::CarvedOut(c.text.clone())
                 } else if l == List::Ask && self.shadowed(rule, active, tool, args) {
                     Outcome::Shadowed
                 } else if l == List::Ask && confined && rule.is_bare() {
@@ -337,29 +337,5 @@ impl Reference {
             by_default,
             kept: false,
         }
-    }
-
-    /// Whether `rule` (no carve-out) is bare or its specifier matches.
-    fn spec_fires(&self, rule: &Rule, tool: &str, args: &Args) -> bool {
-        match &rule.spec {
-            Some(spec) => self.spec_matches(tool, spec, args),
-            None => true,
-        }
-    }
-
-    /// The carve-out of `list` that cancels `rule` for these arguments.
-    fn carving(&self, rule: &Rule, list: &[&Rule], tool: &str, args: &Args) -> Option<String> {
-        if rule.is_glob() {
-            return None;
-        }
-        list.iter()
-            .find(|c| {
-                c.carve_out().is_some_and(|p| {
-                    c.tool == rule.tool
-                        && c.origin.rank >= rule.origin.rank
-                        && self.spec_matches(tool, p, args)
-                })
-            })
-            .map(|c| c.text.clone())
     }
 }
