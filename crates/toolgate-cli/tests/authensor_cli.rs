@@ -359,7 +359,7 @@ fn inspect_summarises_an_artifact_of_policies() {
     assert!(o.status.success());
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["holds"], "authensor");
-    assert_eq!(v["format"], serde_json::json!({"major": 3, "minor": 0}));
+    assert_eq!(v["format"], serde_json::json!({"major": 3, "minor": 1}));
     assert_eq!(
         v["policies"][2],
         serde_json::json!({"id": "agents", "version": "1.2.0", "rules": 3,

@@ -102,7 +102,7 @@ fn check_compile_and_decide_a_bundle() {
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("holds      a Rubric bundle"), "{text}");
-    assert!(text.contains("format     3.0"), "{text}");
+    assert!(text.contains("format     3.1"), "{text}");
     let o = run(&["inspect", "--format", "json", a], "");
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

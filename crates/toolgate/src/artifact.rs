@@ -30,7 +30,13 @@ pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
             Cow::Owned(bytes.get(pad..).unwrap_or_default().to_vec()),
         ));
     }
-    let required = if p.dfas.is_empty() { 0 } else { FEATURE_DFA };
+    let dfa = if p.dfas.is_empty() { 0 } else { FEATURE_DFA };
+    // Rule lists are written as 3.0, byte for byte as before 3.1.
+    let (minor, required) = if kind == ProgramKind::RuleLists {
+        (0u16, dfa)
+    } else {
+        (FORMAT_MINOR, dfa | FEATURE_SCANS)
+    };
 
     let table_end = HEADER_LEN + sections.len() * ENTRY_LEN;
     let mut out = vec![0u8; table_end];
@@ -53,7 +59,7 @@ pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
     put(&mut out, 0, &MAGIC);
     put(&mut out, 8, &BYTE_ORDER_MARK.to_le_bytes());
     put(&mut out, 12, &FORMAT_MAJOR.to_le_bytes());
-    put(&mut out, 14, &FORMAT_MINOR.to_le_bytes());
+    put(&mut out, 14, &minor.to_le_bytes());
     put(&mut out, 16, &required.to_le_bytes());
     put(&mut out, 24, &0u64.to_le_bytes());
     put(&mut out, 32, &padded::<16>(env!("CARGO_PKG_VERSION")));

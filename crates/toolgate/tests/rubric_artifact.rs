@@ -15,6 +15,17 @@ use toolgate::{Engine, Policy};
 use toolgate_testing::reseal;
 use toolgate_testing::rubric::{Generator, Shape};
 
+/// Where an artifact's words section starts and ends.
+fn words_section(bytes: &[u8]) -> (usize, usize) {
+    let h = artifact::header(bytes).unwrap();
+    let words = h
+        .sections
+        .iter()
+        .find(|s| s.kind == artifact::SECTION_WORDS)
+        .unwrap();
+    (words.offset as usize, (words.offset + words.len) as usize)
+}
+
 fn sample() -> (Bundle, Vec<Request>) {
     let mut g = Generator::new(99);
     let shape = Shape {
@@ -24,7 +35,7 @@ fn sample() -> (Bundle, Vec<Request>) {
         ..Shape::shared()
     };
     let mut doc = g.gateway_bundle(3, 20);
-    // Some of every operator, and a matches pattern for DFA sections.
+    // Some of every operator, and a matches pattern.
     let extra = g.sized_bundle(&shape, 2, 6);
     let mut more = extra["policies"].as_array().unwrap().clone();
     for (i, p) in more.iter_mut().enumerate() {
@@ -58,7 +69,11 @@ fn artifacts_are_deterministic_and_decide_as_compiled() {
         (artifact::FORMAT_MAJOR, artifact::FORMAT_MINOR)
     );
     assert_eq!(h.kind, artifact::ProgramKind::Conditions);
-    assert!(h.sections.iter().any(|s| s.kind == artifact::SECTION_DFA));
+    // Needles and patterns are stored as text and built at load: a bundle
+    // holds no DFA section, and its artifact does not depend on
+    // regex-automata's DFA format.
+    assert_eq!(h.required, artifact::FEATURE_SCANS);
+    assert!(!h.sections.iter().any(|s| s.kind == artifact::SECTION_DFA));
     let loaded = RubricEngine::from_bytes(&bytes).unwrap();
     // An unaligned copy loads too.
     let mut shifted = vec![0u8];
@@ -105,16 +120,50 @@ fn truncations_and_bit_flips_are_refused() {
 }
 
 #[test]
+fn a_condition_program_of_format_3_0_is_refused_with_a_message_to_compile_again() {
+    // 3.0 serialised each field's needles and patterns as DFAs under the
+    // table magic `TGC1`; those words mean something else now.
+    let (b, _) = sample();
+    let mut bytes = RubricEngine::build(&b).unwrap().to_bytes().unwrap();
+    let (at, _) = words_section(&bytes);
+    assert_eq!(&bytes[at..at + 4], b"TGC2");
+    bytes[at..at + 4].copy_from_slice(b"TGC1");
+    reseal(&mut bytes);
+    let e = RubricEngine::from_bytes(&bytes).unwrap_err();
+    assert_eq!(e.kind(), LoadErrorKind::Layout);
+    assert!(e.to_string().contains("artifact format 3.0"), "{e}");
+    assert!(e.to_string().contains("compile the bundle"), "{e}");
+}
+
+#[test]
+fn patterns_that_cannot_be_built_at_load_deny() {
+    let doc = serde_json::json!({"policies": [{"policyId": "p", "policyVersion": 1,
+        "document": {"spec": {"defaultEffect": "allow", "rules": [
+            {"id": "r", "effect": "deny",
+             "conditions": [{"field": "f", "operator": "matches", "value": "rm\\s+-rf"}]}]}}}]});
+    let b = Bundle::from_value(&doc).unwrap();
+    let mut bytes = RubricEngine::build(&b).unwrap().to_bytes().unwrap();
+    let req = Request::from_value(serde_json::json!({"tool_name": "t", "f": "ls"})).unwrap();
+    let e = RubricEngine::from_bytes(&bytes).unwrap();
+    assert_eq!(e.decide_untimed(&req).decision.as_str(), "allow");
+    // Word 24 of the tables is the NFA size limit the patterns are built
+    // with: one byte fits no pattern.
+    let at = words_section(&bytes).0 + 24 * 4;
+    bytes[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
+    reseal(&mut bytes);
+    let e = RubricEngine::from_bytes(&bytes).unwrap();
+    let got = e.decide_untimed(&req);
+    assert_eq!(got.decision.as_str(), "deny", "{got:?}");
+    // A request that does not reach the field is decided as before.
+    let other = Request::from_value(serde_json::json!({"tool_name": "t"})).unwrap();
+    assert_eq!(e.decide_untimed(&other).decision.as_str(), "allow");
+}
+
+#[test]
 fn damaged_tables_behind_valid_checksums_never_panic() {
     let (b, reqs) = sample();
     let good = RubricEngine::build(&b).unwrap().to_bytes().unwrap();
-    let h = artifact::header(&good).unwrap();
-    let words = h
-        .sections
-        .iter()
-        .find(|s| s.kind == artifact::SECTION_WORDS)
-        .unwrap();
-    let (start, end) = (words.offset as usize, (words.offset + words.len) as usize);
+    let (start, end) = words_section(&good);
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {
         state ^= state << 13;

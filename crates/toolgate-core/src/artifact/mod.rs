@@ -44,14 +44,20 @@ pub const BYTE_ORDER_MARK: u32 = 0x0102_0304;
 /// fire those rules. Older artifacts are refused with a message that says to
 /// compile the policy again.
 pub const FORMAT_MAJOR: u16 = 3;
-/// The format's minor version: a reader accepts a newer minor unless it sets a
-/// required feature the reader does not know.
-pub const FORMAT_MINOR: u16 = 0;
+/// The format's newest minor version: a reader accepts a newer minor unless
+/// it sets a required feature the reader does not know. Rule lists are
+/// still written as 3.0; condition programs, which 3.1 changed, as 3.1.
+pub const FORMAT_MINOR: u16 = 1;
 /// Required feature: the artifact holds DFA sections, written by the
 /// regex-automata version in the header.
 pub const FEATURE_DFA: u64 = 1;
+/// Required feature (3.1): the condition program's fields list their
+/// `contains` needles and `matches` patterns as text, built into automata
+/// at load, where 3.0 serialised them as DFAs (table magic `TGC2` instead
+/// of `TGC1`). Set on every condition program.
+pub const FEATURE_SCANS: u64 = 2;
 /// The required features this reader knows.
-pub const KNOWN_REQUIRED: u64 = FEATURE_DFA;
+pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_SCANS;
 
 /// What an artifact's tables are, which decides the engine that reads them.
 /// The compiler that built the tables tells the writer, which records it in

@@ -1,5 +1,6 @@
 //! A [`CondIr`] or a [`MatchIr`] into tables: predicates, rules as literal
-//! lists anchored on a predicate, tries and DFAs.
+//! lists anchored on a predicate, tries, anchored DFAs, and the needles and
+//! patterns each field's scan is built from at load.
 //!
 //! Both IRs lower into one internal form (groups, and rules whose literals
 //! are predicates on fields) that [`build`] compiles; they differ only in
@@ -122,10 +123,9 @@ struct Build<'a> {
 struct FieldBuild {
     path: String,
     strs: Option<usize>,
+    /// Translated `matches` and `regex` patterns.
     patterns: Vec<(String, u32)>,
-    /// `contains` needles as escaped literals: built apart from the
-    /// patterns, as a literal set's DFA stays linear in its size while a
-    /// product with patterns such as `a.*b` does not.
+    /// `contains` needles, as written.
     needles: Vec<(String, u32)>,
     /// Whole-value patterns (segment globs with a single `*`), built into
     /// anchored DFAs that the field matcher's walk runs.
@@ -139,9 +139,10 @@ struct FieldBuild {
 /// # Errors
 ///
 /// `invalid_pattern` for a `matches` pattern of a group not marked errored
-/// that does not compile (the front end marks such groups; this is a
-/// guard), and `too_complex` for a set of patterns that cannot be split
-/// into DFAs within the limits.
+/// that is not RE2 syntax (the front end marks such groups; this is a
+/// guard). Patterns are built at load, with `limits.dfa_bytes` as their
+/// NFA size limit: one the front end did not check may fail there, and
+/// then every decision that reads its field denies.
 pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnostics> {
     let stop = ir.groups.iter().position(|g| g.errored);
     let live = ir
@@ -200,9 +201,9 @@ pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnost
 ///
 /// # Errors
 ///
-/// `invalid_pattern` for a `Search` pattern that does not compile (front
+/// `invalid_pattern` for a `Search` pattern that is not RE2 syntax (front
 /// ends check their patterns at load; this is a guard), `too_complex` for
-/// patterns or globs that cannot be split into DFAs within the limits, and
+/// globs that cannot be split into anchored DFAs within the limits, and
 /// `too_large` for a tag above [`MAX_TAG`].
 ///
 /// [`Compiled::ext`]: super::Compiled::ext
@@ -394,24 +395,14 @@ fn build(
         }
     }
 
-    // DFAs for `contains` and `matches`, per field; anchored DFAs for the
-    // globs with a single `*`, per field and for the tokens.
+    // Anchored DFAs for the globs with a single `*`, per field and for the
+    // tokens. Needles and patterns are written as text: `scan` builds them
+    // at load.
     let mut dfas: Vec<Dfa<'static>> = Vec::new();
-    let mut dfa_lists: Vec<Vec<(u32, Vec<u32>)>> = Vec::new();
     let mut anchored_lists: Vec<Vec<(u32, Vec<u32>)>> = Vec::new();
     for fb in &fields {
         let mut list = Vec::new();
-        for set in [&fb.needles, &fb.patterns] {
-            if let Err(d) = build_chunks(set, limits, false, &mut |dfa, ids| {
-                list.push((dfas.len() as u32, ids));
-                dfas.push(Dfa::Owned(dfa));
-            }) {
-                errors.push(d);
-            }
-        }
-        dfa_lists.push(list);
-        let mut list = Vec::new();
-        if let Err(d) = build_chunks(&fb.anchored, limits, true, &mut |dfa, ids| {
+        if let Err(d) = build_chunks(&fb.anchored, limits, &mut |dfa, ids| {
             list.push((dfas.len() as u32, ids));
             dfas.push(Dfa::Owned(dfa));
         }) {
@@ -433,7 +424,7 @@ fn build(
         );
     }
     let mut token_dfas = Vec::new();
-    if let Err(d) = build_chunks(&token_regexes, limits, true, &mut |dfa, ids| {
+    if let Err(d) = build_chunks(&token_regexes, limits, &mut |dfa, ids| {
         token_dfas.push((dfas.len() as u32, ids));
         dfas.push(Dfa::Owned(dfa));
     }) {
@@ -554,16 +545,18 @@ fn build(
             w.words.extend_from_slice(&[*o, *l]);
         }
         let strs = fm(&mut w, fb.strs);
-        let dl = dfa_lists.get(i).map(Vec::as_slice).unwrap_or_default();
-        let dfa_at = write_dfa_list(&mut w, dl);
+        let needles_at = write_scan_list(&mut w, &fb.needles);
+        let patterns_at = write_scan_list(&mut w, &fb.patterns);
         field_recs.push([
             path.0,
             path.1,
             parts_at,
             parts.len() as u32,
             strs,
-            dfa_at,
-            dl.len() as u32,
+            needles_at,
+            fb.needles.len() as u32,
+            patterns_at,
+            fb.patterns.len() as u32,
         ]);
         // A field matcher's own DFA list: the anchored glob DFAs.
         let al = anchored_lists.get(i).map(Vec::as_slice).unwrap_or_default();
@@ -653,6 +646,10 @@ fn build(
         (H_NUMS, nums_at),
         (H_EXT, ext_at),
         (H_N_TOKENS, b.tokens.len() as u32),
+        (
+            H_PATTERN_LIMIT,
+            u32::try_from(limits.dfa_bytes).unwrap_or(u32::MAX),
+        ),
     ];
     for (h, v) in header {
         w.patch(h as usize, v);
@@ -677,6 +674,17 @@ fn write_dfa_list(w: &mut Writer, list: &[(u32, Vec<u32>)]) -> u32 {
         w.words.extend_from_slice(ids);
         w.patch(at as usize + 2 * k, *dfa);
         w.patch(at as usize + 2 * k + 1, map);
+    }
+    at
+}
+
+/// Writes the entries of a needle or pattern list (its text and predicate);
+/// returns the list's offset.
+fn write_scan_list(w: &mut Writer, list: &[(String, u32)]) -> u32 {
+    let at = w.here();
+    for (text, pred) in list {
+        let (o, l) = w.str(text);
+        w.words.extend_from_slice(&[o, l, *pred]);
     }
     at
 }
@@ -799,9 +807,7 @@ fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
             let n = trie.reverse(sub, s.as_bytes());
             trie.pay(n, id, Vec::new());
         }
-        // A needle is a literal pattern: the field's DFAs find every needle
-        // and every `matches` pattern in one pass.
-        Kind::Contains(s) => fb.needles.push((regex_syntax::escape(s), id)),
+        Kind::Contains(s) => fb.needles.push((s.clone(), id)),
         Kind::Matches(p) | Kind::Search(p) => fb.patterns.push((p.clone(), id)),
         Kind::InStr(items) => {
             let r = root(&mut fb.strs, trie);
@@ -830,17 +836,15 @@ fn add_pred(trie: &mut Trie, fb: &mut FieldBuild, kind: &Kind, id: u32) {
 /// Patterns per DFA before any split.
 const CHUNK: usize = 256;
 
-/// Builds the DFAs of one field's patterns in chunks, splitting a chunk
-/// whose DFA exceeds the limits: unanchored searches, or `anchored`
-/// whole-value matches.
+/// Builds the anchored DFAs of one field's whole-value patterns in chunks,
+/// splitting a chunk whose DFA exceeds the limits.
 fn build_chunks(
     patterns: &[(String, u32)],
     limits: Limits,
-    anchored: bool,
     out: &mut dyn FnMut(regex_automata::dfa::dense::DFA<Vec<u32>>, Vec<u32>),
 ) -> Result<(), Diagnostic> {
     for chunk in patterns.chunks(CHUNK) {
-        build_chunk(chunk, limits, anchored, out)?;
+        build_chunk(chunk, limits, out)?;
     }
     Ok(())
 }
@@ -848,27 +852,21 @@ fn build_chunks(
 fn build_chunk(
     chunk: &[(String, u32)],
     limits: Limits,
-    anchored: bool,
     out: &mut dyn FnMut(regex_automata::dfa::dense::DFA<Vec<u32>>, Vec<u32>),
 ) -> Result<(), Diagnostic> {
     if chunk.is_empty() {
         return Ok(());
     }
     let pats: Vec<&str> = chunk.iter().map(|(p, _)| p.as_str()).collect();
-    let built = if anchored {
-        pattern::build_anchored_dfa(&pats, limits.dfa_bytes)
-    } else {
-        pattern::build_dfa(&pats, limits.dfa_bytes)
-    };
-    match built {
+    match pattern::build_anchored_dfa(&pats, limits.dfa_bytes) {
         Ok(dfa) => {
             out(dfa, chunk.iter().map(|(_, id)| *id).collect());
             Ok(())
         }
         Err(_) if chunk.len() > 1 => {
             let (a, b) = chunk.split_at(chunk.len() / 2);
-            build_chunk(a, limits, anchored, out)?;
-            build_chunk(b, limits, anchored, out)
+            build_chunk(a, limits, out)?;
+            build_chunk(b, limits, out)
         }
         Err(e) => {
             let p = pats.first().copied().unwrap_or("");

@@ -2,7 +2,8 @@
 //!
 //! 1. Each field the program addresses is resolved once in the request.
 //! 2. Its trie is walked by `runtime::eval` (the same walker rule lists
-//!    use) and its DFAs are run over the stringified value; every predicate
+//!    use) and its needles and patterns are searched for in the stringified
+//!    value (`scan`, built at the field's first decision); every predicate
 //!    found true is collected once.
 //! 3. Each true predicate offers the deny rules anchored on it in
 //!    increasing id order; a candidate is checked against the predicate
@@ -21,14 +22,15 @@
 //! work budget: damaged tables decide [`Outcome::Damaged`], never a panic.
 
 use super::layout::*;
+use super::scan::{self, FieldScan};
 use super::value::{js_number, js_string, resolve, Field};
 use crate::runtime::eval::{Budget, Sink};
-use crate::runtime::program::{Dfa, Program, View, NONE};
-use regex_automata::dfa::Automaton;
-use regex_automata::Input;
+use crate::runtime::program::{Program, View, NONE};
+use regex_automata::hybrid::LazyStateID;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
 
 /// What a condition program decides for a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,18 +48,25 @@ pub enum Outcome {
     Damaged,
 }
 
-/// A condition program ready to decide: its tables, and each field's path
-/// split into parts.
+/// A condition program ready to decide: its tables, each field's path
+/// split into parts, and each field's automata once a decision built them.
 #[derive(Clone, Debug)]
 pub struct Compiled<'a> {
     pub(crate) prog: Program<'a>,
     /// Each field's dot path split into parts, read from the tables once.
     parts: Vec<Vec<String>>,
+    /// Each field's needles and patterns, built at first use (`None` inside:
+    /// they cannot be built, and every decision that reads the field is
+    /// damaged).
+    scans: Vec<OnceLock<Option<Arc<FieldScan>>>>,
 }
 
 /// Why tables are not a usable condition program.
 pub(crate) fn check_header(p: &Program<'_>) -> Result<(), String> {
     let n = p.n_words() as u64;
+    if p.w(0) == MAGIC_3_0 {
+        return Err("the tables are a condition program of artifact format 3.0 (`TGC1`), which this toolgate no longer reads: compile the bundle or policies again with this toolgate".into());
+    }
     if p.w(0) != MAGIC {
         return Err("the table words do not start with the condition-program magic".into());
     }
@@ -93,7 +102,7 @@ impl<'a> Compiled<'a> {
     pub(crate) fn new(prog: Program<'a>) -> Result<Compiled<'a>, String> {
         check_header(&prog)?;
         let fields_at = prog.h(H_FIELDS);
-        let parts = (0..prog.h(H_N_FIELDS))
+        let parts: Vec<Vec<String>> = (0..prog.h(H_N_FIELDS))
             .map(|f| {
                 let at = fields_at.wrapping_add(f.wrapping_mul(FIELD_WORDS));
                 let (off, n) = (
@@ -105,7 +114,8 @@ impl<'a> Compiled<'a> {
                     .collect()
             })
             .collect();
-        Ok(Compiled { prog, parts })
+        let scans = (0..parts.len()).map(|_| OnceLock::new()).collect();
+        Ok(Compiled { prog, parts, scans })
     }
 
     /// The tables.
@@ -118,6 +128,7 @@ impl<'a> Compiled<'a> {
         Compiled {
             prog: self.prog.into_owned(),
             parts: self.parts,
+            scans: self.scans,
         }
     }
 
@@ -378,17 +389,9 @@ impl<'a> Compiled<'a> {
             if strs != NONE {
                 view.walk(&p.dfas, strs, NONE, text, &mut sink, &|_, _, _| false);
             }
-            let (dl, dn) = (word(F_DFA), word(F_DFA + 1));
-            for k in 0..dn.min(p.n_words()) {
-                if !sink.spend(text.len() as u64 + 1) {
-                    break;
-                }
-                let at = dl.wrapping_add(k.wrapping_mul(2));
-                let map = p.w(at.wrapping_add(1));
-                let visited = &mut s.visited;
-                match p.dfas.get(p.w(at) as usize) {
-                    Some(Dfa::Owned(d)) => run_dfa(p, d, map, text, visited, &mut sink),
-                    Some(Dfa::Borrowed(d)) => run_dfa(p, d, map, text, visited, &mut sink),
+            if scan::has_scan(rec) {
+                match self.scan(f, rec) {
+                    Some(scan) => scan.run(text, &mut s.visited, &mut s.lazy, &mut sink),
                     None => return Outcome::Damaged,
                 }
             }
@@ -452,6 +455,15 @@ impl<'a> Compiled<'a> {
             return Outcome::Rule(last_allow);
         }
         Outcome::Default
+    }
+
+    /// Field `f`'s automata, built from its record `rec` the first time;
+    /// `None` when they cannot be built.
+    fn scan(&self, f: u32, rec: &[u32]) -> Option<&FieldScan> {
+        self.scans
+            .get(f as usize)?
+            .get_or_init(|| FieldScan::build(&self.prog, rec).map(Arc::new))
+            .as_deref()
     }
 
     /// The words whose offset is word `at` and count word `at + 1`; empty
@@ -588,69 +600,6 @@ impl<'a> Compiled<'a> {
     }
 }
 
-/// Runs an unanchored DFA over `text`, offering the predicate of every
-/// pattern that occurs. A match state's patterns are offered the first time
-/// the run reaches it, so the work is the text's length plus each reached
-/// match state's pattern list once: bounded by the DFA, however often the
-/// patterns overlap in the text.
-fn run_dfa<A: Automaton>(
-    p: &Program<'_>,
-    dfa: &A,
-    map: u32,
-    text: &str,
-    visited: &mut HashSet<u32>,
-    sink: &mut PredSink<'_, '_>,
-) {
-    visited.clear();
-    let input = Input::new(text);
-    let Ok(mut sid) = dfa.start_state_forward(&input) else {
-        // A DFA that cannot start (never on the tables the compiler
-        // writes) counts as damaged tables.
-        let _ = sink.spend(u64::MAX);
-        return;
-    };
-    let mut report = |sid: regex_automata::util::primitives::StateID,
-                      sink: &mut PredSink<'_, '_>| {
-        if !visited.insert(sid.as_u32()) {
-            return;
-        }
-        let n = dfa.match_len(sid);
-        if !sink.spend(n as u64) {
-            return;
-        }
-        for i in 0..n {
-            let pred = p.w(map.wrapping_add(dfa.match_pattern(sid, i).as_u32()));
-            if sink.wants(pred) {
-                sink.offer(pred);
-            }
-        }
-    };
-    for &b in text.as_bytes() {
-        sid = dfa.next_state(sid, b);
-        if dfa.is_special_state(sid) {
-            if dfa.is_match_state(sid) {
-                // A match state seen on byte `b` reports matches that end
-                // just before it. Patterns read characters, so only an
-                // empty-width match can end inside one, and RE2 tests
-                // assertions at character boundaries only: `\B` does not
-                // hold between the two bytes of `é`.
-                if b & 0xC0 != 0x80 {
-                    report(sid, sink);
-                }
-            } else if dfa.is_dead_state(sid) {
-                return;
-            } else if dfa.is_quit_state(sid) {
-                let _ = sink.spend(u64::MAX);
-                return;
-            }
-        }
-    }
-    sid = dfa.next_eoi_state(sid);
-    if dfa.is_match_state(sid) {
-        report(sid, sink);
-    }
-}
-
 /// Collects the predicates a walk finds true, each once: those whose type
 /// is the field's, or any.
 struct PredSink<'s, 'b> {
@@ -716,8 +665,9 @@ struct Scratch {
     pred_gen: Vec<u32>,
     hits: Vec<u32>,
     text: String,
-    /// The match states a DFA run has reported.
+    /// The match states a search has reported.
     visited: HashSet<u32>,
+    lazy: HashSet<LazyStateID>,
 }
 
 /// The most predicates a scratch grows to; tables claiming more are

@@ -6,7 +6,7 @@
 //! conjunction of [`Cond`]s over fields; the combining algorithm is
 //! first-deny, last-allow, the first group's default, and a group marked
 //! errored stops the scan. [`compile()`] turns it into a [`Program`] whose
-//! words start with the magic `TGC1`:
+//! words start with the magic `TGC2`:
 //!
 //! * every distinct positive condition is a **predicate** with a `u32` id;
 //!   `neq` and `not_in` are the negations of `eq` and `in`, which they are
@@ -35,13 +35,14 @@
 //!
 //! Depends on `compile` (the trie builder and the string writer),
 //! `runtime` (the program container, the walker, the work budget), `diag`,
-//! regex-syntax and regex-automata. The reference interpreter
+//! regex-syntax, regex-automata and aho-corasick. The reference interpreter
 //! ([`crate::rubric::reference`]) uses none of it.
 
 pub(crate) mod compile;
 pub(crate) mod eval;
 pub mod glob;
 pub mod pattern;
+mod scan;
 pub mod value;
 
 pub use compile::compile;
@@ -296,10 +297,14 @@ pub use crate::compile::Limits;
 
 /// The table layout, word by word (see `spec/artifact.md`).
 pub(crate) mod layout {
-    /// The first word of a condition program: `TGC1` little-endian.
-    pub const MAGIC: u32 = u32::from_le_bytes(*b"TGC1");
+    /// The first word of a condition program: `TGC2` little-endian.
+    pub const MAGIC: u32 = u32::from_le_bytes(*b"TGC2");
+    /// The magic of the programs artifact format 3.0 wrote, whose fields
+    /// held serialised unanchored DFAs: refused with a message to compile
+    /// again.
+    pub const MAGIC_3_0: u32 = u32::from_le_bytes(*b"TGC1");
     /// Header words.
-    pub const HDR_WORDS: u32 = 24;
+    pub const HDR_WORDS: u32 = 25;
     pub const H_N_GROUPS: u32 = 1;
     pub const H_GROUPS: u32 = 2;
     pub const H_N_RULES: u32 = 3;
@@ -335,6 +340,12 @@ pub(crate) mod layout {
     pub const H_NUMS: u32 = 21;
     /// Offset of the front end's own tables (0: none).
     pub const H_EXT: u32 = 22;
+    /// The NFA size limit, in bytes, the patterns were checked with: the
+    /// lazy DFAs are built with it (capped by [`MAX_PATTERN_LIMIT`]).
+    pub const H_PATTERN_LIMIT: u32 = 24;
+    /// The largest NFA size limit a reader builds patterns with, whatever
+    /// the tables ask: 64 MiB.
+    pub const MAX_PATTERN_LIMIT: u32 = 64 << 20;
 
     /// Group record: id (2), version (low, high), default (0 allow, 1 deny),
     /// flags.
@@ -361,12 +372,18 @@ pub(crate) mod layout {
 
     /// Field record: path (2), parts (offset, count of strings), the field
     /// matcher of its trie (`eq`, `in`, `starts_with`, `ends_with`, walked
-    /// over the stringified value), the DFA list (offset, count of
-    /// `[dfa, map]` pairs: `contains` needles and `matches` patterns).
-    pub const FIELD_WORDS: u32 = 7;
+    /// over the stringified value), the needles (offset, count of
+    /// [`SCAN_WORDS`]-word entries: the `contains` value and its predicate),
+    /// the patterns (offset, count of entries: the translated `matches` or
+    /// `regex` pattern and its predicate).
+    pub const FIELD_WORDS: u32 = 9;
     pub const F_PARTS: u32 = 2;
     pub const F_STR: u32 = 4;
-    pub const F_DFA: u32 = 5;
+    pub const F_NEEDLES: u32 = 5;
+    pub const F_PATTERNS: u32 = 7;
+    /// Needle and pattern entry: the text (bytes offset, length), the
+    /// predicate.
+    pub const SCAN_WORDS: u32 = 3;
 
     /// Offset of the predicate types: one word per predicate, the JSON type
     /// the field must have for the predicate to hold. An `eq` key is its
