@@ -42,18 +42,30 @@ fuzz_target!(|data: &[u8]| {
 
     let mut rules = Vec::new();
     for i in 0..usize::from(n % 64) + 1 {
-        let start = if chars.is_empty() { 0 } else { next() % chars.len() };
+        let start = if chars.is_empty() {
+            0
+        } else {
+            next() % chars.len()
+        };
         let len = 1 + next() % 6;
         let piece: String = chars.iter().skip(start).take(len).collect();
-        let piece = if piece.is_empty() { "a".to_string() } else { piece };
+        let piece = if piece.is_empty() {
+            "a".to_string()
+        } else {
+            piece
+        };
         let pattern = i * 256 / (usize::from(n % 64) + 1) < usize::from(share);
         let (op, v) = if pattern {
             let (a, b) = (AROUND[next() % AROUND.len()], AROUND[next() % AROUND.len()]);
-            ("matches", format!("{a}{}{b}", regex_syntax_escape(&piece)))
+            ("matches", format!("{a}{}{b}", regex_syntax::escape(&piece)))
         } else {
             ("contains", piece)
         };
-        let effect = if effects >> (i % 7) & 1 == 1 { "deny" } else { "allow" };
+        let effect = if effects >> (i % 7) & 1 == 1 {
+            "deny"
+        } else {
+            "allow"
+        };
         rules.push(json!({"id": format!("r{i}"), "effect": effect,
             "conditions": [{"field": "f", "operator": op, "value": v}]}));
     }
@@ -71,25 +83,24 @@ fuzz_target!(|data: &[u8]| {
         .expect("a compiled bundle writes an artifact");
     let loaded = RubricEngine::from_bytes(&bytes).expect("an artifact just written loads");
     let reference = RubricReference::new(&b);
-    for f in [value.as_str(), "", chars.iter().rev().collect::<String>().as_str()] {
+    for f in [
+        value.as_str(),
+        "",
+        chars.iter().rev().collect::<String>().as_str(),
+    ] {
         let Ok(r) = Request::from_value(json!({"tool_name": "t", "f": f})) else {
             continue;
         };
         let want = comparable(&reference.decide(&r));
-        assert_eq!(comparable(&compiled.decide(&r)), want, "compiled\nbundle {doc}\nvalue {f:?}");
-        assert_eq!(comparable(&loaded.decide(&r)), want, "artifact\nbundle {doc}\nvalue {f:?}");
+        assert_eq!(
+            comparable(&compiled.decide(&r)),
+            want,
+            "compiled\nbundle {doc}\nvalue {f:?}"
+        );
+        assert_eq!(
+            comparable(&loaded.decide(&r)),
+            want,
+            "artifact\nbundle {doc}\nvalue {f:?}"
+        );
     }
 });
-
-/// The literal as a pattern: every character that RE2 reads as syntax
-/// escaped.
-fn regex_syntax_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 2);
-    for c in s.chars() {
-        if "\\.+*?()|[]{}^$#&-~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}

@@ -22,8 +22,8 @@
 //! the needles and patterns overlap in the value.
 //!
 //! A field whose automata cannot be built (damaged tables, or a pattern the
-//! front end did not check against the limit) fails closed: the search
-//! spends the whole work budget, and the decision is damaged.
+//! front end did not check against the limit) fails closed: every decision
+//! that reads it is damaged.
 
 use super::layout::*;
 use crate::runtime::eval::Sink;
@@ -50,9 +50,8 @@ type MakeCaches = Box<dyn Fn() -> Vec<Cache> + Send + Sync + UnwindSafe + RefUnw
 pub(crate) struct FieldScan {
     /// The needles' automaton and each needle's predicate.
     needles: Option<(contiguous::NFA, Vec<u32>)>,
-    /// The patterns' lazy DFAs and, per DFA, each pattern's predicate.
-    dfas: Arc<Vec<DFA>>,
-    preds: Vec<Vec<u32>>,
+    /// The patterns' lazy DFAs, each with its patterns' predicates.
+    chunks: Arc<Vec<(DFA, Vec<u32>)>>,
     /// One cache per DFA, per thread.
     caches: Pool<Vec<Cache>, MakeCaches>,
 }
@@ -61,7 +60,7 @@ impl std::fmt::Debug for FieldScan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FieldScan")
             .field("needles", &self.needles.as_ref().map_or(0, |n| n.1.len()))
-            .field("dfas", &self.dfas.len())
+            .field("chunks", &self.chunks.len())
             .finish()
     }
 }
@@ -108,18 +107,17 @@ impl FieldScan {
             Some((nfa, needles.iter().map(|(_, pred)| *pred).collect()))
         };
         let limit = p.h(H_PATTERN_LIMIT).min(MAX_PATTERN_LIMIT) as usize;
-        let mut dfas = Vec::new();
-        let mut preds = Vec::new();
+        let mut chunks = Vec::new();
         for chunk in patterns.chunks(CHUNK) {
-            build_chunk(chunk, limit, &mut dfas, &mut preds)?;
+            build_chunk(chunk, limit, &mut chunks)?;
         }
-        let dfas = Arc::new(dfas);
-        let for_caches = Arc::clone(&dfas);
-        let make: MakeCaches = Box::new(move || for_caches.iter().map(DFA::create_cache).collect());
+        let chunks = Arc::new(chunks);
+        let for_caches = Arc::clone(&chunks);
+        let make: MakeCaches =
+            Box::new(move || for_caches.iter().map(|(d, _)| d.create_cache()).collect());
         Some(FieldScan {
             needles,
-            dfas,
-            preds,
+            chunks,
             caches: Pool::new(make),
         })
     }
@@ -140,11 +138,11 @@ impl FieldScan {
             }
             run_needles(nfa, preds, text.as_bytes(), visited, sink);
         }
-        if self.dfas.is_empty() {
+        if self.chunks.is_empty() {
             return;
         }
         let mut caches = self.caches.get();
-        for ((dfa, preds), cache) in self.dfas.iter().zip(&self.preds).zip(caches.iter_mut()) {
+        for ((dfa, preds), cache) in self.chunks.iter().zip(caches.iter_mut()) {
             if !sink.spend(text.len() as u64 + 1) {
                 return;
             }
@@ -155,26 +153,20 @@ impl FieldScan {
 
 /// Builds the lazy DFAs of `chunk`, splitting it in halves while its NFA
 /// exceeds `limit`; `None` when a single pattern does.
-fn build_chunk(
-    chunk: &[(&str, u32)],
-    limit: usize,
-    dfas: &mut Vec<DFA>,
-    preds: &mut Vec<Vec<u32>>,
-) -> Option<()> {
+fn build_chunk(chunk: &[(&str, u32)], limit: usize, out: &mut Vec<(DFA, Vec<u32>)>) -> Option<()> {
     if chunk.is_empty() {
         return Some(());
     }
     let pats: Vec<&str> = chunk.iter().map(|(p, _)| *p).collect();
     match super::pattern::build_lazy(&pats, limit) {
         Ok(dfa) => {
-            dfas.push(dfa);
-            preds.push(chunk.iter().map(|(_, pred)| *pred).collect());
+            out.push((dfa, chunk.iter().map(|(_, pred)| *pred).collect()));
             Some(())
         }
         Err(_) if chunk.len() > 1 => {
             let (a, b) = chunk.split_at(chunk.len() / 2);
-            build_chunk(a, limit, dfas, preds)?;
-            build_chunk(b, limit, dfas, preds)
+            build_chunk(a, limit, out)?;
+            build_chunk(b, limit, out)
         }
         Err(_) => None,
     }
