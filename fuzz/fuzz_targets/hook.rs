@@ -107,12 +107,12 @@ fuzz_target!(|data: &[u8]| {
         call.cwd = Some("/repo".into());
     }
     let compiled = match Engine::build(&l.policy) {
-        Ok(e) => l.evaluator(Box::new(e.into_session())),
+        Ok(e) => e.into_session(),
         Err(d) => panic!("the target's settings do not build: {d}"),
     };
     let registry = toolgate::builtins::registry();
     let reference = match toolgate::reference::Reference::build(&l.policy, &registry) {
-        Ok(r) => l.evaluator(Box::new(r)),
+        Ok(r) => r,
         Err(d) => panic!("the target's settings do not build for the reference: {d}"),
     };
     let a = compiled.would(&call);

@@ -945,12 +945,6 @@ fn compile(
             Ok(l) => l,
             Err(code) => return code,
         };
-        if !loaded.mcp_allow.is_empty() {
-            eprintln!(
-                "warning: an artifact does not carry MCP allow globs; {} of them are left out",
-                loaded.mcp_allow.len()
-            );
-        }
         match Engine::build_with(&loaded.policy, &registry()) {
             Ok(e) => e.to_bytes(),
             Err(d) => {
@@ -2098,7 +2092,7 @@ fn decide_settings(
     } else {
         None
     };
-    let evaluator = loaded.evaluator(inner);
+    let evaluator = &*inner;
     let prep = move |mut c: Call| {
         if c.cwd.is_none() {
             c.cwd = project_dir.clone();
@@ -2106,8 +2100,8 @@ fn decide_settings(
         toolgate::claude::prepare_call(c)
     };
     match &reference {
-        Some(r) => decide_explained(&evaluator, r, calls, intake, &prep),
-        None => decide(&evaluator, calls, intake, &prep),
+        Some(r) => decide_explained(evaluator, r, calls, intake, &prep),
+        None => decide(evaluator, calls, intake, &prep),
     }
 }
 
@@ -2605,8 +2599,7 @@ fn hook(
             )
         }
     };
-    let evaluator = loaded.evaluator(inner);
-    hook_decide(&|c| evaluator.would(c), &call)
+    hook_decide(&|c| inner.would(c), &call)
 }
 
 /// The hook's answer to `call`: its verdict, or, when a path it names is

@@ -410,6 +410,50 @@ fn a_bundle_compiled_from_settings_answers_the_hook() {
     );
 }
 
+/// MCP allow globs are rules of the compiled tables: an artifact carries
+/// them, bounded to their server, and says so in its header (format 3.2).
+#[test]
+fn an_artifact_carries_mcp_allow_globs() {
+    let s = Scratch::new("mcpglob");
+    s.write(
+        "repo/.claude/settings.json",
+        r#"{"permissions": {"allow": ["mcp__github", "mcp__slack__get_*"], "deny": ["mcp__github__delete_repo"]}}"#,
+    );
+    let (code, _, err) = run(
+        &[
+            "compile",
+            ".claude/settings.json",
+            "-o",
+            s.root.join("mcp.tgb").to_str().unwrap(),
+            "--trust-project",
+        ],
+        &s.home(),
+        &s.repo(),
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("MCP"), "no glob is left out: {err}");
+    let out = s.root.join("mcp.tgb");
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.get(14..16), Some(&[2u8, 0][..]), "format 3.2");
+    let bundle = out.to_str().unwrap();
+    for (tool, want) in [
+        ("mcp__github__list_issues", "allow"),
+        ("mcp__github__delete_repo", "deny"),
+        ("mcp__github__evil__delete_all", "ask"),
+        ("mcp__slack__get_channel", "allow"),
+        ("mcp__slack__post", "ask"),
+        ("mcp__gitlab__list", "ask"),
+    ] {
+        let p = payload(&s, tool, serde_json::json!({}), "default");
+        let (d, reason) = hook(&s, &["--bundle", bundle], &p);
+        assert_eq!(d, want, "{tool}: {reason}");
+        if want == "allow" {
+            assert!(reason.starts_with("toolgate: allowed by mcp__"), "{reason}");
+        }
+    }
+}
+
 /// Trust is fixed when settings are compiled: `compile --trust-project`
 /// applies the project's allow rules, and `hook --bundle … --trust-project`
 /// on an artifact compiled without it says that it cannot, and withholds.

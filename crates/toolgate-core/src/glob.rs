@@ -44,9 +44,52 @@ pub fn matches(pattern: &str, value: &str) -> bool {
     true
 }
 
+/// Whether the server-bounded glob `pattern` covers the tool name `tool`:
+/// the glob matches, and when the glob starts with a literal
+/// `mcp__<server>__`, what follows that prefix in `tool` holds no `__`.
+/// A `*` would otherwise reach another server's tools:
+/// `mcp__github__evil__delete_all` may be the tool `delete_all` of a
+/// server named `github__evil`.
+///
+/// Claude Code's MCP allow rules (`mcp__github`, `mcp__github__*`) are read
+/// this way; they are the only allow rules a tool-name glob may write.
+///
+/// ```
+/// use toolgate_core::glob::server_bounded;
+/// assert!(server_bounded("mcp__github__*", "mcp__github__list_issues"));
+/// assert!(!server_bounded("mcp__github__*", "mcp__github__evil__delete_all"));
+/// assert!(!server_bounded("mcp__github__*", "mcp__gitlab__list"));
+/// ```
+pub fn server_bounded(pattern: &str, tool: &str) -> bool {
+    if !matches(pattern, tool) {
+        return false;
+    }
+    let Some(server) = pattern
+        .strip_prefix("mcp__")
+        .and_then(|r| r.split_once("__"))
+        .map(|(s, _)| s)
+    else {
+        return true;
+    };
+    tool.strip_prefix("mcp__")
+        .and_then(|r| r.strip_prefix(server))
+        .and_then(|r| r.strip_prefix("__"))
+        .is_some_and(|rest| !rest.contains("__"))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::matches;
+    use super::{matches, server_bounded};
+
+    #[test]
+    fn server_bounds() {
+        assert!(server_bounded("mcp__gh__*", "mcp__gh__x"));
+        assert!(server_bounded("mcp__gh__*", "mcp__gh__"));
+        assert!(!server_bounded("mcp__gh__*", "mcp__gh__a__b"));
+        assert!(server_bounded("mcp__gh__get_*", "mcp__gh__get_issue"));
+        assert!(!server_bounded("mcp__gh__get_*", "mcp__gh__list"));
+        assert!(!server_bounded("mcp__gh__*", "mcp__ghx__y"));
+    }
 
     #[test]
     fn anchors_middles_and_windows() {

@@ -31,11 +31,18 @@ pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
         ));
     }
     let dfa = if p.dfas.is_empty() { 0 } else { FEATURE_DFA };
-    // Rule lists are written as 3.0, byte for byte as before 3.1.
+    // Rule lists are written as 3.0, byte for byte as before 3.1, unless
+    // they hold server-bounded globs, which a reader before 3.2 would
+    // read as plain globs.
     let (minor, required) = if kind == ProgramKind::RuleLists {
-        (0u16, dfa)
+        if p.has_server_rules() {
+            (2u16, dfa | FEATURE_SERVER_GLOBS)
+        } else {
+            (0u16, dfa)
+        }
     } else {
-        (FORMAT_MINOR, dfa | FEATURE_SCANS)
+        // Condition programs stay 3.1: they have no server-bounded rules.
+        (1u16, dfa | FEATURE_SCANS)
     };
 
     let table_end = HEADER_LEN + sections.len() * ENTRY_LEN;

@@ -84,5 +84,5 @@ pub use call::{Args, Call, Subject};
 pub use decision::{Decision, RuleRef, Verdict};
 pub use diag::{Diagnostic, DiagnosticKind, Diagnostics, Location, Severity, Span};
 pub use engine::{Engine, Evaluator, Grant, Grants, Refusal, Session};
-pub use policy::{List, Policy, RuleDecl, RuleLists, RuleSet, Source};
+pub use policy::{List, Policy, RuleDecl, RuleLists, RuleSet, ServerAllow, Source};
 pub use registry::{CallContext, Lowering, MatcherKind, Pattern, Registry, Splitter};

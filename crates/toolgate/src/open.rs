@@ -13,7 +13,7 @@
 
 use crate::artifact::{self, LoadError, LoadOptions, ProgramKind};
 use crate::authensor::{AuthensorEngine, Policies};
-use crate::claude::{self, ClaudeEvaluator, Environment, Scope, SettingsFile};
+use crate::claude::{self, Environment, Scope, SettingsFile};
 use crate::compile::Limits;
 use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -77,9 +77,9 @@ impl Format {
 pub enum Opened<'a> {
     /// Rule lists: a toolgate policy, or an artifact of one.
     Rules(Engine<'a>),
-    /// Claude Code settings, with the MCP allow globs the rule lists cannot
-    /// hold applied on top.
-    ClaudeCode(ClaudeEvaluator),
+    /// Claude Code settings, lowered to rule lists (MCP allow globs
+    /// included, as server-bounded globs).
+    ClaudeCode(Engine<'a>),
     /// A Rubric bundle, or an artifact of one.
     Rubric(RubricEngine<'a>),
     /// Authensor policies, or an artifact of them.
@@ -251,10 +251,7 @@ impl EngineBuilder {
                 };
                 let loaded = claude::load(&[file], &self.claude)?;
                 let engine = Engine::build_limited(&loaded.policy, &self.registry, self.limits)?;
-                Opened::ClaudeCode(ClaudeEvaluator::new(
-                    Box::new(engine.into_session()),
-                    loaded.mcp_allow,
-                ))
+                Opened::ClaudeCode(engine)
             }
             Format::Rubric => Opened::Rubric(RubricEngine::build_limited(
                 &Bundle::from_json(text)?,

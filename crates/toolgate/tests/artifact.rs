@@ -542,3 +542,64 @@ fn duplicate_rules_fold_into_one_with_a_warning() {
     );
     assert_eq!(artifact::inspect(&e.to_bytes()).unwrap().counts.deny, 3);
 }
+
+/// A policy with server-bounded globs (Claude Code's MCP allow rules) is
+/// written as 3.2 with their required feature, so a reader that would take
+/// them for plain globs refuses it; a policy without them stays 3.0. The
+/// bound survives the round trip, and the flag on any other rule is a
+/// layout error.
+#[test]
+fn server_bounded_globs_require_their_feature() {
+    use toolgate::runtime::program::{F_SERVER, H_RULES, RULE_WORDS};
+    let mut p = Policy::from_json(r#"{"default": "ask", "deny": "mcp__gh__delete_repo"}"#).unwrap();
+    let plain = Engine::build_with(&p, &registry()).unwrap().to_bytes();
+    let h = artifact::header(&plain).unwrap();
+    assert_eq!(
+        (h.minor, h.required & artifact::FEATURE_SERVER_GLOBS),
+        (0, 0)
+    );
+    p.server_allows.push(toolgate::ServerAllow {
+        glob: "mcp__gh__*".into(),
+        text: "mcp__gh".into(),
+        ..Default::default()
+    });
+    let bytes = Engine::build_with(&p, &registry()).unwrap().to_bytes();
+    let h = artifact::header(&bytes).unwrap();
+    assert_eq!(h.minor, 2);
+    assert_eq!(
+        h.required & artifact::FEATURE_SERVER_GLOBS,
+        artifact::FEATURE_SERVER_GLOBS
+    );
+    let loaded = Engine::load(&bytes, &registry(), &Default::default()).unwrap();
+    for (tool, want) in [
+        ("mcp__gh__list", "allowed by mcp__gh"),
+        ("mcp__gh__delete_repo", "denied by mcp__gh__delete_repo"),
+        (
+            "mcp__gh__x__y",
+            "no rule allows mcp__gh__x__y: approval required by default",
+        ),
+        (
+            "mcp__gl__list",
+            "no rule allows mcp__gl__list: approval required by default",
+        ),
+    ] {
+        assert_eq!(loaded.decide(&Call::new(tool, "{}")).reason, want, "{tool}");
+    }
+    // The flag on the deny rule (rule 0), behind resealed checksums.
+    let base = words_at(&bytes);
+    let word = |b: &[u8], i: usize| {
+        u32::from_le_bytes(b[base + 4 * i..base + 4 * i + 4].try_into().unwrap())
+    };
+    let flags_at = word(&bytes, H_RULES as usize) as usize + RULE_WORDS as usize - 1;
+    let mut damaged = bytes.clone();
+    let flags = word(&damaged, flags_at) | F_SERVER;
+    damaged[base + 4 * flags_at..base + 4 * flags_at + 4].copy_from_slice(&flags.to_le_bytes());
+    reseal(&mut damaged);
+    let unverified = artifact::LoadOptions::default().verify_revision(false);
+    let err = Engine::load(&damaged, &registry(), &unverified).err();
+    assert_eq!(
+        err.as_ref().map(|e| e.kind()),
+        Some(LoadErrorKind::Layout),
+        "{err:?}"
+    );
+}

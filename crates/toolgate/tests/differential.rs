@@ -349,3 +349,88 @@ fn strategies_agree_with_the_reference() {
         "only {inner} of {ran} cases have floating pieces"
     );
 }
+
+/// Server-bounded allow globs (Claude Code's MCP allow rules) on every
+/// engine: generated globs and tool names over a small alphabet of server
+/// and tool pieces, so that `__` inside a tool's name, prefixes shared by
+/// two servers and globs over the server part all occur, beside deny and
+/// ask globs and exact allow rules that must win over them.
+#[test]
+fn server_bounded_globs_agree_on_every_engine() {
+    use toolgate::{Call, ServerAllow};
+    use toolgate_testing::workload::Rng;
+    let pieces = ["gh", "g", "h", "_", "__", "x", "get_", "*", "a"];
+    let mut rng = Rng::new(base_seed() ^ 0x5e4f);
+    let name = |rng: &mut Rng, star: bool| {
+        let mut s = String::from("mcp__");
+        for _ in 0..1 + rng.below(4) {
+            let p = *rng.pick(&pieces).unwrap();
+            if p != "*" || star {
+                s.push_str(p);
+            }
+        }
+        s
+    };
+    let registry = toolgate::builtins::registry();
+    let cases = env_number("DIFFERENTIAL_CASES", 2000) / 4;
+    for case in 0..cases {
+        let mut deny = Vec::new();
+        let mut ask = Vec::new();
+        let mut allow = Vec::new();
+        for _ in 0..rng.below(3) {
+            deny.push(name(&mut rng, true));
+        }
+        for _ in 0..rng.below(2) {
+            ask.push(name(&mut rng, true));
+        }
+        for _ in 0..rng.below(2) {
+            allow.push(name(&mut rng, false));
+        }
+        let doc = serde_json::json!({
+            "default": if rng.chance(50) { "ask" } else { "deny" },
+            "sources": [{"name": "user", "rank": 1, "trusted": true, "allow": allow.join(" ")},
+                        {"name": "project", "rank": 2, "trusted": rng.chance(70)}],
+            "deny": deny.join(" "),
+            "ask": ask.join(" "),
+        });
+        let Ok(mut policy) = toolgate::Policy::from_json(&doc.to_string()) else {
+            continue;
+        };
+        for _ in 0..1 + rng.below(3) {
+            let glob = format!("{}*", name(&mut rng, true));
+            policy.server_allows.push(ServerAllow {
+                text: glob.clone(),
+                glob,
+                source: rng.pick_str(&["user", "project", ""]).to_string(),
+                ..Default::default()
+            });
+        }
+        let engines: Vec<_> = EngineKind::ALL
+            .iter()
+            .map(|e| (e.name(), e.build(&policy, &registry)))
+            .collect();
+        let built: Vec<bool> = engines.iter().map(|(_, e)| e.is_ok()).collect();
+        assert!(
+            built.iter().all(|&b| b == built[0]),
+            "case {case}: {doc} {policy:?}"
+        );
+        let engines: Vec<_> = engines
+            .into_iter()
+            .filter_map(|(n, e)| Some((n, e.ok()?)))
+            .collect();
+        for _ in 0..8 {
+            let tool = name(&mut rng, false);
+            let call = Call::new(tool.as_str(), "{}");
+            let want = engines[0].1.would(&call);
+            for (n, e) in &engines[1..] {
+                let got = e.would(&call);
+                assert_eq!(
+                    (got.decision, &got.reason, got.rule_text()),
+                    (want.decision, &want.reason, want.rule_text()),
+                    "case {case}, {n} against the reference on {tool}: {doc} {:?}",
+                    policy.server_allows
+                );
+            }
+        }
+    }
+}

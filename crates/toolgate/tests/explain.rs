@@ -55,3 +55,42 @@ fn the_kept_subject_and_its_deciding_rule_are_the_verdicts() {
         "{by_rule} by a rule, {by_default} by default"
     );
 }
+
+/// A server-bounded glob (Claude Code's MCP allow rule) is explained like
+/// any allow rule: it decides when it covers the tool, is listed as
+/// withheld when its source is untrusted, and is not consulted for a tool
+/// past its server's bound.
+#[test]
+fn server_bounded_globs_are_explained() {
+    let registry = toolgate::builtins::registry();
+    let mut policy = toolgate::Policy::from_json(
+        r#"{"default": "ask", "sources": [{"name": "user", "rank": 1, "trusted": true},
+            {"name": "project", "rank": 2, "trusted": false}]}"#,
+    )
+    .unwrap();
+    for (glob, source) in [("mcp__gh__*", "user"), ("mcp__gl__*", "project")] {
+        policy.server_allows.push(toolgate::ServerAllow {
+            glob: glob.into(),
+            text: glob.trim_end_matches("__*").into(),
+            source: source.into(),
+            ..Default::default()
+        });
+    }
+    let reference = Reference::build(&policy, &registry).unwrap();
+    let e = reference.explain(&toolgate::Call::new("mcp__gh__list", "{}"));
+    let decided: Vec<_> = e.subjects[0]
+        .rules
+        .iter()
+        .filter(|r| r.outcome == Outcome::Decided)
+        .map(|r| r.rule.as_str())
+        .collect();
+    assert_eq!(decided, ["mcp__gh"], "{}", e.to_text());
+    let e = reference.explain(&toolgate::Call::new("mcp__gh__x__y", "{}"));
+    assert!(
+        e.subjects[0].rules.is_empty() && e.subjects[0].by_default,
+        "{}",
+        e.to_text()
+    );
+    let e = reference.explain(&toolgate::Call::new("mcp__gl__list", "{}"));
+    assert_eq!(e.withheld, [("mcp__gl".to_string(), "project".to_string())]);
+}

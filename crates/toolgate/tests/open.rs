@@ -10,7 +10,7 @@
 use toolgate::authensor::Envelope;
 use toolgate::open::{open, EngineBuilder, Format, OpenError, Opened};
 use toolgate::rubric::Request;
-use toolgate::{Call, Evaluator};
+use toolgate::Call;
 
 fn example(name: &str) -> Vec<u8> {
     std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/").to_string() + name)

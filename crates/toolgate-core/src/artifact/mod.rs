@@ -45,9 +45,11 @@ pub const BYTE_ORDER_MARK: u32 = 0x0102_0304;
 /// compile the policy again.
 pub const FORMAT_MAJOR: u16 = 3;
 /// The format's newest minor version: a reader accepts a newer minor unless
-/// it sets a required feature the reader does not know. Rule lists are
-/// still written as 3.0; condition programs, which 3.1 changed, as 3.1.
-pub const FORMAT_MINOR: u16 = 1;
+/// it sets a required feature the reader does not know. Each program is
+/// written with the oldest minor that reads it: rule lists as 3.0, or 3.2
+/// when they hold server-bounded globs; condition programs, which 3.1
+/// changed, as 3.1.
+pub const FORMAT_MINOR: u16 = 2;
 /// Required feature: the artifact holds DFA sections, written by the
 /// regex-automata version in the header.
 pub const FEATURE_DFA: u64 = 1;
@@ -56,8 +58,13 @@ pub const FEATURE_DFA: u64 = 1;
 /// at load, where 3.0 serialised them as DFAs (table magic `TGC2` instead
 /// of `TGC1`). Set on every condition program.
 pub const FEATURE_SCANS: u64 = 2;
+/// Required feature (3.2): a rule list holds allow rules whose tool-name
+/// glob one MCP server bounds (rule flag `F_SERVER`). A 3.0 or 3.1 reader
+/// would take them for plain glob allow rules and let another server's
+/// tools through, so it must refuse the artifact.
+pub const FEATURE_SERVER_GLOBS: u64 = 4;
 /// The required features this reader knows.
-pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_SCANS;
+pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_SCANS | FEATURE_SERVER_GLOBS;
 
 /// What an artifact's tables are, which decides the engine that reads them.
 /// The compiler that built the tables tells the writer, which records it in

@@ -18,11 +18,11 @@ use crate::runtime::inner::{
     I_NEEDLES, I_POSTINGS,
 };
 use crate::runtime::program::{
-    Dfa, Program, ALIAS_WORDS, FM_CB, FM_DFA, F_CARVE, F_LIST_MASK, HDR_WORDS, H_ALIASES,
-    H_DEFAULT, H_NAME_FM, H_N_ALIASES, H_N_ASK, H_N_DENY, H_N_FIRE, H_N_RULES, H_N_SOURCES,
-    H_N_TOOLS, H_N_WITHHELD, H_RULES, H_SOURCES, H_TOOLS, H_TOOL_HASH, H_WITHHELD, NONE,
-    RULE_WORDS, R_NOTE, R_SOURCE, R_TEXT, R_TOOL, SOURCE_WORDS, S_HASH, S_NAME, S_PATH, TOOL_WORDS,
-    T_ALWAYS, T_CARVE_FM, T_FIELD, T_KIND, T_NAME, T_RULES_FM, T_SPLIT,
+    Dfa, Program, ALIAS_WORDS, FM_CB, FM_DFA, F_BARE, F_CARVE, F_GLOB, F_LIST_MASK, F_SERVER,
+    HDR_WORDS, H_ALIASES, H_DEFAULT, H_NAME_FM, H_N_ALIASES, H_N_ASK, H_N_DENY, H_N_FIRE,
+    H_N_RULES, H_N_SOURCES, H_N_TOOLS, H_N_WITHHELD, H_RULES, H_SOURCES, H_TOOLS, H_TOOL_HASH,
+    H_WITHHELD, NONE, RULE_WORDS, R_NOTE, R_SOURCE, R_TEXT, R_TOOL, SOURCE_WORDS, S_HASH, S_NAME,
+    S_PATH, TOOL_WORDS, T_ALWAYS, T_CARVE_FM, T_FIELD, T_KIND, T_NAME, T_RULES_FM, T_SPLIT,
 };
 use crate::runtime::program::{FM_INNER, FM_WORDS, H_N_INNER};
 use regex_automata::dfa::Automaton as _;
@@ -86,12 +86,24 @@ pub(super) fn rule_lists(p: &Program<'_>) -> Result<(), LoadError> {
                 "rule {id} is not in the list its place in the rule table gives it"
             )));
         }
+        if flags & F_SERVER != 0 && !server_rule(flags) {
+            return Err(layout_error(format!(
+                "rule {id} is server-bounded but not a bare allow glob"
+            )));
+        }
     }
     let withheld_at = p.h(H_WITHHELD);
     let n_withheld = p.h(H_N_WITHHELD);
     v.records("withheld rule", withheld_at, n_withheld, RULE_WORDS)?;
     for i in 0..n_withheld {
-        v.rule(withheld_at + i * RULE_WORDS, n_sources)?;
+        let at = withheld_at + i * RULE_WORDS;
+        v.rule(at, n_sources)?;
+        let flags = p.w(at + RULE_WORDS - 1);
+        if flags & F_SERVER != 0 && !server_rule(flags) {
+            return Err(layout_error(format!(
+                "withheld rule {i} is server-bounded but not a bare allow glob"
+            )));
+        }
     }
     let aliases_at = p.h(H_ALIASES);
     let n_aliases = p.h(H_N_ALIASES);
@@ -336,4 +348,10 @@ impl Check<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// Whether rule flags holding `F_SERVER` are a bare allow glob, the only
+/// rule a server bound may be put on.
+fn server_rule(flags: u32) -> bool {
+    flags & F_LIST_MASK == 2 && flags & (F_GLOB | F_BARE) == F_GLOB | F_BARE && flags & F_CARVE == 0
 }

@@ -521,6 +521,8 @@ pub struct Allowing<'s> {
 /// The rule pass: the first accepted rule of each list.
 pub struct RuleSink<'p, 'b> {
     pub view: View<'p>,
+    /// The call's tool, which a server-bounded glob's bound is checked on.
+    pub tool: &'b str,
     pub budget: &'b Budget,
     pub carve: &'b [Option<i64>; 3],
     pub allowing: &'b [Allowing<'b>],
@@ -533,6 +535,7 @@ pub struct RuleSink<'p, 'b> {
 impl<'p, 'b> RuleSink<'p, 'b> {
     pub fn new(
         view: View<'p>,
+        tool: &'b str,
         budget: &'b Budget,
         carve: &'b [Option<i64>; 3],
         allowing: &'b [Allowing<'b>],
@@ -541,6 +544,7 @@ impl<'p, 'b> RuleSink<'p, 'b> {
     ) -> RuleSink<'p, 'b> {
         RuleSink {
             view,
+            tool,
             budget,
             carve,
             allowing,
@@ -601,6 +605,14 @@ impl Sink for RuleSink<'_, '_> {
                 if self.view.source_rank(r.source) <= *threshold {
                     return;
                 }
+            }
+        }
+        // Only an allow rule is bounded: a flag on a damaged deny or ask
+        // rule must not make it skip a call.
+        if l == 2 && r.flags & F_SERVER != 0 {
+            let glob = std::str::from_utf8(self.view.rule_tool(id)).unwrap_or("");
+            if !crate::glob::server_bounded(glob, self.tool) {
+                return;
             }
         }
         if l == 1 {

@@ -220,6 +220,7 @@ fn decide_subject_at(
         let Some((rank, name)) = c.set else { continue };
         let mut sink = RuleSink::new(
             c.prog.view(),
+            tool,
             &budget,
             &carve,
             &[],
@@ -244,7 +245,15 @@ fn decide_subject_at(
         if want == [false, false, false] {
             break;
         }
-        let mut sink = RuleSink::new(c.prog.view(), &budget, &carve, &allowing, confined, want);
+        let mut sink = RuleSink::new(
+            c.prog.view(),
+            tool,
+            &budget,
+            &carve,
+            &allowing,
+            confined,
+            want,
+        );
         run_rules(c.prog, t, tool, value, &mut sink);
         for (slot, &b) in found.iter_mut().zip(sink.best.iter()) {
             if slot.is_none() && b != NONE {

@@ -69,6 +69,11 @@ pub const F_CARVE: u32 = 1 << 3;
 pub const F_GLOB: u32 = 1 << 4;
 pub const F_CITE_NOTE: u32 = 1 << 5;
 pub const F_HAS_NOTE: u32 = 1 << 6;
+/// A bare allow rule whose tool-name glob one MCP server bounds
+/// ([`crate::glob::server_bounded`]): Claude Code's `mcp__github`. Set only
+/// with `F_GLOB` and `F_BARE` in the allow list; an artifact holding one
+/// requires `FEATURE_SERVER_GLOBS`.
+pub const F_SERVER: u32 = 1 << 7;
 
 /// Source record: name, path, hash (offset and length), rank (low and high
 /// words), flags.
@@ -395,6 +400,20 @@ impl<'a> Program<'a> {
             .collect()
     }
 
+    /// Whether a rule, withheld or not, is server-bounded (`F_SERVER`):
+    /// the artifact writer then requires the feature a reader needs for it.
+    pub fn has_server_rules(&self) -> bool {
+        let flags_of = |base: u32, n: u32| {
+            (0..n.min(self.n_words())).map(move |i| {
+                base.wrapping_add(i.wrapping_mul(RULE_WORDS))
+                    .wrapping_add(R_FLAGS)
+            })
+        };
+        flags_of(self.h(H_RULES), self.h(H_N_RULES))
+            .chain(flags_of(self.h(H_WITHHELD), self.h(H_N_WITHHELD)))
+            .any(|at| self.w(at) & F_SERVER != 0)
+    }
+
     /// The withheld rules: (text, source index).
     pub fn withheld(&self) -> Vec<(String, u32)> {
         let n = self.h(H_N_WITHHELD).min(self.n_words());
@@ -485,6 +504,15 @@ impl<'p> View<'p> {
                 source: NONE,
             },
         }
+    }
+
+    /// The tool (or tool-name glob) of rule `id`.
+    pub fn rule_tool(&self, id: u32) -> &'p [u8] {
+        let at = self
+            .rules_at
+            .wrapping_add(id.wrapping_mul(RULE_WORDS))
+            .wrapping_add(R_TOOL);
+        self.b(self.w(at), self.w(at.wrapping_add(1)))
     }
 
     /// The rank of source `i`.

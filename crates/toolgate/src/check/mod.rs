@@ -42,6 +42,9 @@ pub struct CRule<'a> {
     pub tool: &'a str,
     /// Whether `tool` is a glob over tool names.
     pub glob: bool,
+    /// Whether the glob is one MCP server bounds (a bare allow rule that
+    /// [`crate::glob::server_bounded`] reads).
+    pub bound: bool,
     /// The specifier (a carve-out's pattern, without the `!`).
     pub spec: Option<&'a str>,
     /// Whether the rule is a carve-out.
@@ -278,11 +281,11 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
                 continue;
             };
             let merged = merged_index.get(si).copied().unwrap_or(0);
-            for r in ir
-                .rules
-                .iter()
-                .filter(|r| r.list == l && r.source.0 as usize == si)
-            {
+            for r in ir.rules.iter().filter(|r| {
+                r.list == l
+                    && r.source.0 as usize == si
+                    && !matches!(r.target, Target::ServerGlob(_))
+            }) {
                 for c in expand(ir, r, merged, &aliases) {
                     let key = (l.index(), c.tool, c.glob, c.spec, c.carve, c.source, c.note);
                     match firsts.entry(key) {
@@ -318,6 +321,40 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
                         list.push(c);
                     }
                 }
+            }
+        }
+    }
+
+    // Server-bounded globs are the last allow rules, in the order written.
+    for r in ir
+        .rules
+        .iter()
+        .filter(|r| matches!(r.target, Target::ServerGlob(_)))
+    {
+        let si = r.source.0 as usize;
+        let trusted = ir.sources.get(si).is_some_and(|s| s.trusted);
+        let merged = merged_index.get(si).copied().unwrap_or(0);
+        for c in expand(ir, r, merged, &aliases) {
+            let key = (
+                List::Allow.index(),
+                c.tool,
+                c.glob,
+                c.spec,
+                c.carve,
+                c.source,
+                c.note,
+            );
+            if let Some(e) = firsts.get_mut(&key) {
+                e.1 += 1;
+                continue;
+            }
+            firsts.insert(key, (c.location, 1, c.text));
+            if !trusted {
+                withheld.push(c);
+            } else if let Err(d) = check_rule(&c, List::Allow, &tools, true) {
+                errors.push(d.at(ir.location(c.location)));
+            } else if let Some(list) = lists.get_mut(List::Allow.index()) {
+                list.push(c);
             }
         }
     }
@@ -420,12 +457,14 @@ pub fn expand<'a>(
     aliases: &[(String, Vec<String>)],
 ) -> Vec<CRule<'a>> {
     let name = ir.target_name(r.target);
-    let glob = matches!(r.target, Target::Glob(_));
+    let bound = matches!(r.target, Target::ServerGlob(_));
+    let glob = bound || matches!(r.target, Target::Glob(_));
     let spec = r.spec();
     let carve = r.class == RuleClass::CarveOut;
     let make = |tool: &'a str, text: &'a str| CRule {
         tool,
         glob,
+        bound,
         spec,
         carve,
         source,
@@ -433,7 +472,7 @@ pub fn expand<'a>(
         text,
         location: r.location,
     };
-    match aliases.iter().find(|(n, _)| n == name) {
+    match aliases.iter().find(|(n, _)| n == name && !bound) {
         Some((_, tools)) => tools
             .iter()
             .map(|t| {
@@ -507,7 +546,7 @@ pub fn check_rule_detailed(
         });
     }
     if c.glob {
-        if l == List::Allow {
+        if l == List::Allow && !c.bound {
             return Err(RuleError {
                 diagnostic: Diagnostic::new(
                     DiagnosticKind::ToolGlob,

@@ -1,11 +1,8 @@
-//! The PreToolUse hook's payload and answer, the call intake Claude Code's
-//! tools need, and the evaluator that applies MCP allow globs.
+//! The PreToolUse hook's payload and answer, and the call intake Claude
+//! Code's tools need.
 
-use super::McpAllow;
 use crate::call::{Args, Call};
-use crate::decision::{Decision, RuleRef, Verdict};
-use crate::engine::{Evaluator, Grant};
-use crate::policy::RuleSet;
+use crate::decision::Decision;
 use serde_json::{json, Value};
 
 /// A PreToolUse payload, read.
@@ -135,131 +132,6 @@ pub fn answer(decision: Decision, reason: &str) -> Value {
             "permissionDecisionReason": format!("toolgate: {reason}"),
         }
     })
-}
-
-/// An engine built from a Claude Code policy, with the MCP allow globs the
-/// core cannot hold applied to the calls no rule decided: a call the
-/// default would ask about or deny is allowed when its tool name matches
-/// an allow glob (`mcp__github__*` for `mcp__github`). Deny and ask rules
-/// always come first, since a call they decide never reaches the default.
-pub struct ClaudeEvaluator {
-    inner: Box<dyn Evaluator>,
-    mcp_allow: Vec<McpAllow>,
-}
-
-impl std::fmt::Debug for ClaudeEvaluator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClaudeEvaluator")
-            .field("mcp_allow", &self.mcp_allow)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ClaudeEvaluator {
-    /// Wraps `inner`.
-    pub fn new(inner: Box<dyn Evaluator>, mcp_allow: Vec<McpAllow>) -> ClaudeEvaluator {
-        ClaudeEvaluator { inner, mcp_allow }
-    }
-
-    fn upgrade(&self, call: &Call, v: Verdict) -> Verdict {
-        if v.rule.is_some() || v.decision == Decision::Allow {
-            return v;
-        }
-        let default_text = match v.decision {
-            Decision::Ask => format!("no rule allows {}: approval required by default", call.tool),
-            Decision::Deny => format!("no rule allows {}: denied by default", call.tool),
-            Decision::Allow => return v,
-        };
-        if v.reason != default_text || !v.subject.is_empty() {
-            return v;
-        }
-        let Some(m) = self
-            .mcp_allow
-            .iter()
-            .find(|m| mcp_glob_covers(&m.glob, &call.tool))
-        else {
-            return v;
-        };
-        let mut out = v;
-        out.decision = Decision::Allow;
-        out.reason = format!("allowed by {}", m.rule);
-        out.rule = Some(RuleRef {
-            text: m.rule.clone(),
-            source: m.source.clone(),
-            source_hash: String::new(),
-            note: String::new(),
-        });
-        out
-    }
-}
-
-/// Whether the MCP allow glob `glob` (`mcp__server__…`) covers `tool`: the
-/// glob matches, and what follows the server's prefix holds no `__`, which
-/// would make another server's name (`mcp__github__evil__delete_all` may
-/// be the tool `delete_all` of a server `github__evil`).
-///
-/// ```
-/// use toolgate::claude::mcp_glob_covers;
-/// assert!(mcp_glob_covers("mcp__github__*", "mcp__github__list_issues"));
-/// assert!(!mcp_glob_covers("mcp__github__*", "mcp__github__evil__delete_all"));
-/// ```
-pub fn mcp_glob_covers(glob: &str, tool: &str) -> bool {
-    if !crate::glob::matches(glob, tool) {
-        return false;
-    }
-    let Some((server, _)) = glob.strip_prefix("mcp__").and_then(|r| r.split_once("__")) else {
-        return true;
-    };
-    tool.strip_prefix("mcp__")
-        .and_then(|r| r.strip_prefix(server))
-        .and_then(|r| r.strip_prefix("__"))
-        .is_some_and(|rest| !rest.contains("__"))
-}
-
-/// Whether a verdict is a call that could not be evaluated (which holds
-/// its batch as an ask does).
-fn unevaluable(call: &Call, v: &Verdict) -> bool {
-    v.rule.is_none()
-        && v.decision == Decision::Deny
-        && v.reason.starts_with(&format!(
-            "{} call could not be evaluated: ",
-            crate::json::shown(&call.tool)
-        ))
-}
-
-impl Evaluator for ClaudeEvaluator {
-    fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
-        let results = calls
-            .iter()
-            .map(|c| {
-                let v = self.would(c);
-                let asks = v.decision == Decision::Ask || unevaluable(c, &v);
-                (v, asks)
-            })
-            .collect();
-        crate::engine::hold(results)
-    }
-
-    fn would(&self, call: &Call) -> Verdict {
-        let v = self.inner.would(call);
-        self.upgrade(call, v)
-    }
-
-    fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {
-        self.inner.grant_set(set, scope)
-    }
-
-    fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize {
-        self.inner.revoke(source, scope)
-    }
-
-    fn revoke_scope(&mut self, scope: Option<&str>) -> usize {
-        self.inner.revoke_scope(scope)
-    }
-
-    fn filter(&self, tools: &[String]) -> Vec<String> {
-        self.inner.filter(tools)
-    }
 }
 
 #[cfg(test)]

@@ -12,25 +12,24 @@
 //! ([`ClaudeShellSplitter`]), and a built-in source holding what the
 //! permission mode allows and what Claude Code always asks about.
 //!
-//! Two things a settings file can say do not fit the core's model and are
-//! handled here: allow rules naming MCP tools by glob (`mcp__github`,
-//! `mcp__github__get_*`), which the core refuses, are kept in
-//! [`Loaded::mcp_allow`] and applied by [`ClaudeEvaluator`] to calls no
-//! rule decided; and rules toolgate cannot read are skipped in the allow
-//! list and applied to every call of their tool in the deny and ask lists,
-//! each with a warning. `spec/claude-code.md` states every rule and every
+//! Allow rules naming MCP tools by glob (`mcp__github`,
+//! `mcp__github__get_*`), which agentpolicy refuses, become the policy's
+//! server-bounded globs ([`crate::policy::ServerAllow`]): the last allow
+//! rules, which the tables hold like any other. Rules toolgate cannot read
+//! are skipped in the allow list and applied to every call of their tool
+//! in the deny and ask lists, each with a warning. `spec/claude-code.md` states every rule and every
 //! difference from Claude Code.
 //!
 //! The library does no I/O: the caller reads the files and names the home
-//! and project directories. Depends on `policy`, `kinds`, `shell`,
-//! `engine` (the [`Evaluator`] trait) and `json`.
+//! and project directories. Depends on `policy`, `kinds`, `shell` and
+//! `json`.
 
 mod hook;
 mod links;
 mod rules;
 mod shell;
 
-pub use hook::{answer, mcp_glob_covers, prepare_call, ClaudeEvaluator, Payload};
+pub use hook::{answer, prepare_call, Payload};
 pub use links::{linked_calls, Link};
 pub use rules::{EDIT_FAMILY, READ_FAMILY};
 pub use shell::ClaudeShellSplitter;
@@ -38,8 +37,7 @@ pub use shell::ClaudeShellSplitter;
 use crate::decision::Decision;
 use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics, Location};
-use crate::engine::Evaluator;
-use crate::policy::{List, MatcherDecl, Policy, RuleDecl, RuleLists, RuleSet, Source};
+use crate::policy::{List, MatcherDecl, Policy, RuleDecl, RuleLists, RuleSet, ServerAllow, Source};
 use serde_json::Value;
 
 /// Where a settings file sits in Claude Code's precedence, highest first.
@@ -203,25 +201,11 @@ pub struct Environment {
     pub fold_paths: bool,
 }
 
-/// An MCP allow rule the core cannot hold: a glob over tool names after a
-/// literal `mcp__<server>__`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct McpAllow {
-    /// The tool-name glob (`mcp__github__*`).
-    pub glob: String,
-    /// The rule as written (`mcp__github`).
-    pub rule: String,
-    /// The source's name.
-    pub source: String,
-}
-
 /// Settings files lowered into a policy.
 #[derive(Clone, Debug)]
 pub struct Loaded {
     /// The policy: build it with any engine.
     pub policy: Policy,
-    /// MCP allow globs, applied by [`ClaudeEvaluator`].
-    pub mcp_allow: Vec<McpAllow>,
     /// The permission mode in force.
     pub mode: Mode,
     /// The working directories (the project directory and the trusted
@@ -233,14 +217,6 @@ pub struct Loaded {
     /// Deny and ask rules naming a tool Claude Code does not have, which
     /// never apply: `toolgate check` refuses them, the hook warns.
     pub unknown_tools: Vec<String>,
-}
-
-impl Loaded {
-    /// Wraps an engine built from [`Loaded::policy`] so that the MCP allow
-    /// globs apply.
-    pub fn evaluator(&self, inner: Box<dyn Evaluator>) -> ClaudeEvaluator {
-        ClaudeEvaluator::new(inner, self.mcp_allow.clone())
-    }
 }
 
 /// Claude Code's built-in tools: (tool, kind, field, splitter).
@@ -834,7 +810,6 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
             location: Location::default(),
         });
     }
-    let mut mcp_allow = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for r in &read {
         if managed_only && r.scope != Scope::Managed {
@@ -900,10 +875,15 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
                 }
                 if let Some((glob, rule)) = t.mcp_allow {
                     if trusted(r.scope) {
-                        mcp_allow.push(McpAllow {
+                        policy.server_allows.push(ServerAllow {
                             glob,
-                            rule,
+                            text: rule,
                             source: name.clone(),
+                            location: Location {
+                                file: r.path.clone(),
+                                path: format!("permissions.{}[{i}]", list.name()),
+                                span: None,
+                            },
                         });
                     } else {
                         warnings.push(format!(
@@ -948,7 +928,6 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
         Some(d) => Err(d),
         None => Ok(Loaded {
             policy,
-            mcp_allow,
             mode,
             working_dirs,
             warnings,

@@ -462,6 +462,9 @@ impl Writer {
         if r.glob {
             flags |= F_GLOB;
         }
+        if r.bound {
+            flags |= F_SERVER;
+        }
         if let Some(n) = r.note {
             flags |= F_HAS_NOTE;
             // An empty note is no note to cite: the reason is `R`, not `R: `.

@@ -15,13 +15,13 @@
 //! `<project_dir>/.claude/settings.json` for `project`, and so on. A call
 //! without a `cwd` runs in the project directory. Calls pass through
 //! [`crate::claude::prepare_call`], as the hook's and `decide`'s do, and are
-//! decided on every engine wrapped in [`crate::claude::ClaudeEvaluator`].
+//! decided on every engine: the reference, the compiled tables and the
+//! tables loaded from their artifact.
 
 use super::cases::{compare, make_call, read_call, record, CallCase, EngineKind, Offer};
 use super::Report;
 use crate::call::Call;
 use crate::claude::{self, Environment, Scope, SettingsFile};
-use crate::engine::Evaluator;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -169,7 +169,7 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
                 continue;
             }
         };
-        let engine = loaded.evaluator(inner);
+        let engine = inner;
         for (turn, c) in case.calls.iter().flatten().enumerate() {
             let got = match read_call(c, 1) {
                 Ok(mut read) => {

@@ -86,6 +86,10 @@ pub enum Target {
     Tool(Sym),
     /// A glob over tool names: `*` is any run of characters.
     Glob(Sym),
+    /// A glob over MCP tool names that one server bounds (a
+    /// [`crate::policy::ServerAllow`]): a bare allow rule, and the only
+    /// glob the allow list may hold.
+    ServerGlob(Sym),
 }
 
 /// Whether a rule fires, or cancels other rules that fire.
@@ -260,6 +264,25 @@ impl<'a> Ir<'a> {
         });
         let host = SourceId(ir.sources.len() as u32 - 1);
         ir.add_lists(host, &p.host, &p.file);
+        for a in &p.server_allows {
+            let source = p
+                .sources
+                .iter()
+                .position(|set| !a.source.is_empty() && set.source.name == a.source)
+                .map_or(host, |i| SourceId(i as u32));
+            let location = ir.locate(&a.location, &p.file);
+            let glob = ir.names.intern(arena, &a.glob);
+            ir.rules.push(IrRule {
+                list: List::Allow,
+                class: RuleClass::Fire,
+                target: Target::ServerGlob(glob),
+                conds: &[],
+                source,
+                note: None,
+                text: arena.alloc_str(&a.text),
+                location,
+            });
+        }
         ir
     }
 
@@ -321,7 +344,7 @@ impl<'a> Ir<'a> {
     /// The name of a target.
     pub fn target_name(&self, t: Target) -> &'a str {
         match t {
-            Target::Tool(s) | Target::Glob(s) => self.names.name(s),
+            Target::Tool(s) | Target::Glob(s) | Target::ServerGlob(s) => self.names.name(s),
         }
     }
 

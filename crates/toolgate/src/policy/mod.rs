@@ -135,6 +135,27 @@ pub struct RuleSet {
     pub location: Location,
 }
 
+/// An allow rule whose tool-name glob one MCP server bounds: Claude Code's
+/// `mcp__github` or `mcp__github__*` (`spec/claude-code.md`). The glob
+/// matches as a tool-name glob does, and a tool past the glob's literal
+/// `mcp__<server>__` may hold no further `__`
+/// ([`crate::glob::server_bounded`]). No agentpolicy document can write
+/// one, since agentpolicy refuses tool-name globs in the allow list; a
+/// front end adds them. They are the last allow rules: a call another
+/// allow rule names is allowed by that rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerAllow {
+    /// The tool-name glob (`mcp__github__*`).
+    pub glob: String,
+    /// The rule as written (`mcp__github`), which verdicts name.
+    pub text: String,
+    /// The name of the source it belongs to (one of [`Policy::sources`]);
+    /// empty, or a name no source has, for the host's own rules.
+    pub source: String,
+    /// Where the rule was written.
+    pub location: Location,
+}
+
 /// The matcher a policy declares for one tool.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MatcherDecl {
@@ -181,6 +202,9 @@ pub struct Policy {
     /// The host's own rules: the empty-named source, appended after the
     /// merged sources' rules.
     pub host: RuleLists,
+    /// Server-bounded allow globs, in order: the last allow rules, after
+    /// the host's.
+    pub server_allows: Vec<ServerAllow>,
     /// The file the policy was read from, for diagnostics.
     pub file: String,
 }

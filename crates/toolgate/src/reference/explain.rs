@@ -241,6 +241,16 @@ impl Reference {
                 }
             }
         }
+        for a in &self.policy.server_allows {
+            let untrusted = self
+                .policy
+                .sources
+                .iter()
+                .any(|set| !set.source.trusted && set.source.name == a.source);
+            if untrusted && tools.iter().any(|t| super::in_server(&a.glob, t)) {
+                withheld.push((a.text.clone(), a.source.clone()));
+            }
+        }
         Explanation {
             verdict,
             subjects,

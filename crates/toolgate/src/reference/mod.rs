@@ -80,6 +80,24 @@ pub fn glob(pattern: &str, value: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
+/// Whether a server-bounded allow glob names `tool`
+/// (`spec/claude-code.md` §2): the glob matches, and when the glob is
+/// written `mcp__<server>__…`, the tool is one of that server's, so the part
+/// after `mcp__<server>__` holds no `__` of its own.
+fn in_server(pattern: &str, tool: &str) -> bool {
+    if !glob(pattern, tool) {
+        return false;
+    }
+    let parts: Vec<&str> = pattern.splitn(3, "__").collect();
+    let (Some(&"mcp"), Some(server), Some(_)) = (parts.first(), parts.get(1), parts.get(2)) else {
+        return true;
+    };
+    match tool.strip_prefix(format!("mcp__{server}__").as_str()) {
+        Some(name) => !name.contains("__"),
+        None => false,
+    }
+}
+
 /// Where a rule came from, as much of its source as deciding needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Origin {
@@ -133,6 +151,9 @@ struct Rule {
     note: Option<String>,
     /// The rule's source.
     origin: Origin,
+    /// Whether the rule is a server-bounded allow glob
+    /// ([`crate::policy::ServerAllow`]).
+    bound: bool,
 }
 
 impl Rule {
@@ -155,6 +176,9 @@ impl Rule {
     /// Whether the rule's tool name names `tool`: equal, or a glob matching
     /// it (§3).
     fn names(&self, tool: &str) -> bool {
+        if self.bound {
+            return in_server(&self.tool, tool);
+        }
         self.tool == tool || (self.is_glob() && glob(&self.tool, tool))
     }
 
@@ -296,6 +320,28 @@ fn merge(policy: &Policy) -> Lists {
             lists.get_mut(l).extend(expand(&policy.aliases, r, &host));
         }
     }
+    // Server-bounded globs: the last allow rules, in the order written, of
+    // their source (withheld with an untrusted one's allow rules) or the
+    // host's.
+    for a in &policy.server_allows {
+        let source = policy
+            .sources
+            .iter()
+            .find(|set| !a.source.is_empty() && set.source.name == a.source);
+        let origin = match source {
+            Some(set) if !set.source.trusted => continue,
+            Some(set) => Origin::of(&set.source),
+            None => Origin::host(),
+        };
+        lists.allow.push(Rule {
+            tool: a.glob.clone(),
+            spec: None,
+            text: a.text.clone(),
+            note: None,
+            origin,
+            bound: true,
+        });
+    }
     lists
 }
 
@@ -312,6 +358,7 @@ fn expand(aliases: &[(String, Vec<String>)], rule: &RuleDecl, origin: &Origin) -
         },
         note: rule.note.clone(),
         origin: origin.clone(),
+        bound: false,
     };
     match aliases.iter().find(|(name, _)| *name == rule.tool) {
         Some((_, tools)) => tools.iter().map(|t| make(t)).collect(),
