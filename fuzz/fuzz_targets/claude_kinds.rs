@@ -1,9 +1,9 @@
-//! The Claude Code kinds `path` and `domain`: the kind's own answer, the
+//! The Claude Code kinds `claude-bash`, `path` and `domain`: the kind's own answer, the
 //! compiled tables of a one-rule policy and the reference's reading of the
 //! specification must agree on every specifier and call value
 //! (`toolgate_testing::claude_kinds`).
 //!
-//! Input: `p:` or `d:` then the specifier, the value and (for `path`) the
+//! Input: `p:`, `d:` or `b:` then the specifier, the value and (for `path`) the
 //! working directory on lines of their own; anything else is bytes for the
 //! case generator, which favours anchors, `**`, classes, escapes, `..`,
 //! subdomain globs, IPv4 spellings and values built from the specifier.
@@ -19,6 +19,8 @@ fn from_text(data: &[u8]) -> Option<KindCase> {
         (KindName::Path, r)
     } else if let Some(r) = text.strip_prefix("d:") {
         (KindName::Domain, r)
+    } else if let Some(r) = text.strip_prefix("b:") {
+        (KindName::Bash, r)
     } else {
         return None;
     };

@@ -1,4 +1,4 @@
-//! The Claude Code kinds `path` and `domain` against the reference's own
+//! The Claude Code kinds `claude-bash`, `path` and `domain` against the reference's own
 //! reading of them (`toolgate::reference::kinds`): one specifier and one
 //! call value, decided by the kind's `matches`, by the compiled tables of a
 //! one-rule policy (the lowering to exact, prefix, suffix, glob and regex
@@ -26,6 +26,8 @@ pub enum KindName {
     PathFold,
     /// `domain`: the value is a URL.
     Domain,
+    /// `claude-bash`: the value is one command, as the splitter gives it.
+    Bash,
 }
 
 /// One specifier and one call value.
@@ -79,10 +81,10 @@ fn pick<'a>(u: &mut Unstructured<'_>, from: &[&'a str]) -> Result<&'a str> {
 
 impl<'a> Arbitrary<'a> for KindCase {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<KindCase> {
-        if u.ratio(1, 2)? {
-            path_case(u)
-        } else {
-            domain_case(u)
+        match u.int_in_range(0..=7)? {
+            0..=2 => path_case(u),
+            3..=5 => domain_case(u),
+            _ => bash_case(u),
         }
     }
 }
@@ -178,6 +180,56 @@ fn respell(u: &mut Unstructured<'_>, text: &str) -> Result<String> {
     Ok(out)
 }
 
+const WORDS: &[&str] = &[
+    "git", "push", "ls", "-la", "*", ":*", " :*", " *", "* ", ":", " ", "a", "aa", "main",
+    "--force", "npm", "run", "test:", "x*y", "**",
+];
+
+fn bash_case(u: &mut Unstructured<'_>) -> Result<KindCase> {
+    let mut spec = String::new();
+    for i in 0..u.int_in_range(1..=4)? {
+        if i > 0 && u.ratio(2, 3)? {
+            spec.push(' ');
+        }
+        spec.push_str(pick(u, WORDS)?);
+    }
+    if u.ratio(1, 10)? {
+        let s: String = u.arbitrary()?;
+        spec = s;
+    }
+    let value = if u.ratio(2, 3)? {
+        // The specifier with its wildcards filled, so that matches, bare
+        // prefixes and near misses are common.
+        let mut v = String::new();
+        for c in spec.replace(":*", pick(u, &["", " x", ":x", " "])?).chars() {
+            if c == '*' {
+                v.push_str(pick(u, &["", " ", "a", "x y", "*", ":"])?);
+            } else {
+                v.push(c);
+            }
+        }
+        if u.ratio(1, 4)? {
+            v.push_str(pick(u, &[" ", "x", " -v", "a"])?);
+        }
+        v
+    } else {
+        let mut v = String::new();
+        for i in 0..u.int_in_range(0..=3)? {
+            if i > 0 {
+                v.push(' ');
+            }
+            v.push_str(&pick(u, WORDS)?.replace('*', ""));
+        }
+        v
+    };
+    Ok(KindCase {
+        kind: KindName::Bash,
+        spec,
+        value,
+        cwd: "/repo".into(),
+    })
+}
+
 fn domain_case(u: &mut Unstructured<'_>) -> Result<KindCase> {
     let mut host = String::new();
     if u.ratio(1, 3)? {
@@ -252,12 +304,20 @@ pub fn check_kind(c: &KindCase) -> std::result::Result<Option<bool>, crate::Mism
         KindName::Path => "path",
         KindName::PathFold => "path-fold",
         KindName::Domain => "domain",
+        KindName::Bash => "claude-bash",
     };
     let registry = registry();
     let Some(kind) = registry.kind(name).cloned() else {
         return Ok(None);
     };
-    if kind.lower(&c.spec).is_err() || c.spec.is_empty() || c.spec.starts_with('!') {
+    // A value with a NUL is refused at intake (the call is denied whatever
+    // the rule), and so is a specifier with one.
+    if kind.lower(&c.spec).is_err()
+        || c.spec.is_empty()
+        || c.spec.starts_with('!')
+        || c.value.contains('\0')
+        || c.spec.contains('\0')
+    {
         return Ok(None);
     }
     let context = CallContext { cwd: Some(&c.cwd) };
@@ -269,6 +329,7 @@ pub fn check_kind(c: &KindCase) -> std::result::Result<Option<bool>, crate::Mism
         KindName::Path => toolgate::reference::kinds::path_matches(&c.spec, &canonical),
         KindName::PathFold => toolgate::reference::kinds::folded_path_matches(&c.spec, &canonical),
         KindName::Domain => toolgate::reference::kinds::domain_matches(&c.spec, &canonical),
+        KindName::Bash => toolgate::reference::kinds::claude_bash_matches(&c.spec, &canonical),
     };
     let mut policy = Policy {
         default: Some(Decision::Allow),

@@ -98,7 +98,7 @@ fn claude_kinds_agree_with_the_reference() {
     use toolgate_testing::claude_kinds::{check_kind, KindCase, KindName};
     let seed = base_seed() ^ 0x6b69_6e64;
     let mut counts = std::collections::BTreeMap::new();
-    for i in 0..20_000u64 {
+    for i in 0..24_000u64 {
         let c: KindCase = match generate(seed.wrapping_add(i), 128) {
             Ok(c) => c,
             Err(_) => continue,
@@ -107,9 +107,14 @@ fn claude_kinds_agree_with_the_reference() {
         let slot = counts.entry((format!("{:?}", c.kind), got)).or_insert(0u32);
         *slot += 1;
     }
-    eprintln!("path and domain cases (kind, answer): {counts:?}");
+    eprintln!("claude kind cases (kind, answer): {counts:?}");
     // Every kind, and both answers of each, must be common.
-    for kind in [KindName::Path, KindName::PathFold, KindName::Domain] {
+    for kind in [
+        KindName::Path,
+        KindName::PathFold,
+        KindName::Domain,
+        KindName::Bash,
+    ] {
         for answer in [true, false] {
             let n = counts
                 .get(&(format!("{kind:?}"), Some(answer)))

@@ -98,6 +98,7 @@ impl Reference {
         match kind {
             "prefix" => super::prefix_matches(spec, value),
             "glob" => super::glob_spec_matches(spec, value),
+            "claude-bash" => super::kinds::claude_bash_matches(spec, value),
             "path" => super::kinds::path_matches(spec, value),
             "path-fold" => super::kinds::folded_path_matches(spec, value),
             #[cfg(feature = "domain")]

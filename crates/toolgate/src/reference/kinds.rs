@@ -1,5 +1,6 @@
-//! The reference's own reading of the built-in Claude Code kinds `path`
-//! and `domain` (`spec/claude-code.md` §4 and §5), written from the
+//! The reference's own reading of the built-in Claude Code kinds
+//! `claude-bash`, `path` and `domain` (`spec/claude-code.md` §3, §4 and §5),
+//! written from the
 //! specification and sharing no code with `kinds`: the differential tests
 //! compare the two, so a bug in either shows as a disagreement.
 //!
@@ -14,6 +15,69 @@
 //! label is matched character by character by plain recursion.
 
 use std::collections::HashMap;
+
+/// Whether the `claude-bash` specifier `spec` covers the command `value`
+/// (§3). The pattern is first canonicalised (a trailing `:*` is a trailing
+/// ` *`, the spaces before the colon dropped, `:*` alone is `*`); then a
+/// pattern with no star is the command itself, stars alone are every
+/// command, a trailing ` *` that is the only star also matches the bare
+/// prefix, and any other star is any run of characters.
+///
+/// The last case is decided by a table over (pattern position, value
+/// position), not by finding pieces left-most as the kind does: the two
+/// agree for patterns whose only wildcard is `*`, and the differential
+/// tests hold them to it.
+pub fn claude_bash_matches(spec: &str, value: &str) -> bool {
+    let pattern = match spec.strip_suffix(":*") {
+        Some(head) if head.trim_end_matches(' ').is_empty() => "*".to_string(),
+        Some(head) => format!("{} *", head.trim_end_matches(' ')),
+        None => spec.to_string(),
+    };
+    let stars = pattern.chars().filter(|&c| c == '*').count();
+    if stars == 0 {
+        return value == pattern;
+    }
+    if stars == pattern.chars().count() {
+        return true;
+    }
+    if let (1, Some(word)) = (stars, pattern.strip_suffix(" *")) {
+        return value == word || value.starts_with(&format!("{word} "));
+    }
+    star_table(pattern.as_bytes(), value.as_bytes())
+}
+
+/// Whether `pattern`, where `*` is any run of bytes and every other byte is
+/// itself, matches the whole of `value`: `ok[i][j]` says whether the
+/// pattern from `i` matches the value from `j`, filled from the ends.
+fn star_table(pattern: &[u8], value: &[u8]) -> bool {
+    let (n, m) = (pattern.len(), value.len());
+    let mut ok = vec![vec![false; m + 1]; n + 1];
+    if let Some(end) = ok.get_mut(n).and_then(|row| row.get_mut(m)) {
+        *end = true;
+    }
+    for i in (0..n).rev() {
+        for j in (0..=m).rev() {
+            let here = match pattern.get(i) {
+                // A star takes nothing, or one more byte of the value.
+                Some(b'*') => at(&ok, i + 1, j) || (j < m && at(&ok, i, j + 1)),
+                Some(&c) => value.get(j) == Some(&c) && at(&ok, i + 1, j + 1),
+                None => false,
+            };
+            if let Some(cell) = ok.get_mut(i).and_then(|row| row.get_mut(j)) {
+                *cell = here;
+            }
+        }
+    }
+    at(&ok, 0, 0)
+}
+
+fn at(table: &[Vec<bool>], i: usize, j: usize) -> bool {
+    table
+        .get(i)
+        .and_then(|row| row.get(j))
+        .copied()
+        .unwrap_or(false)
+}
 
 /// Whether the `path` specifier `spec` covers the canonical path `value`.
 /// A specifier the kind refuses covers nothing (check refuses it first).
