@@ -37,13 +37,15 @@ use super::{
 };
 use crate::artifact::{self, LoadError};
 use crate::compile::Writer;
-use crate::conditions::{
-    compile_first_match, Compiled, Limits, MatchIr, MatchRule, Outcome, Pred, Test, TokenGlob,
-};
+use crate::conditions::{compile_with, Compiled, Limits, Outcome};
+use crate::decision::Decision;
 use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{Combining, Cond, FieldTest, Ir, IrGroup, IrRule, IrToken, Pred};
+use crate::policy::List;
 use crate::runtime::eval::{Budget, Sink};
 use crate::runtime::program::NONE;
+use bumpalo::Bump;
 use std::collections::HashMap;
 
 /// Entry kinds, in a tag's bits 2 and 3; the effect is in bits 0 and 1.
@@ -116,9 +118,10 @@ impl AuthensorEngine<'static> {
         policies: &Policies,
         limits: Limits,
     ) -> Result<AuthensorEngine<'static>, Diagnostics> {
-        let (ir, sessions) = lower(policies);
+        let arena = Bump::new();
+        let (ir, sessions) = lower(&arena, policies);
         let mut ext = |w: &mut Writer| write_ext(w, &sessions);
-        let prog = compile_first_match(&ir, limits, &mut ext)?;
+        let prog = compile_with(&ir, limits, Some(&mut ext))?;
         let compiled = Compiled::new(prog)
             .map_err(|e| Diagnostics::one(Diagnostic::new(DiagnosticKind::Internal, e)))?;
         AuthensorEngine::new(compiled)
@@ -579,60 +582,70 @@ struct SessionIn {
 /// Each policy's version and session rules, in decision order.
 type Sessions = Vec<(Option<Version>, Option<SessionIn>)>;
 
-/// The first-match program of the policies, and each policy's session
-/// rules (in decision order).
-fn lower(policies: &Policies) -> (MatchIr, Sessions) {
-    let mut ir = MatchIr::default();
+/// The first-match program of the policies in the one IR, in `arena`, and
+/// each policy's session rules (in decision order). Each entry's list is
+/// the effect its tag carries (the compiler reads neither: the first entry
+/// whose tests hold decides).
+fn lower<'a>(arena: &'a Bump, policies: &Policies) -> (Ir<'a>, Sessions) {
+    let mut ir = Ir::conditions(arena, Combining::FirstMatch { tokens: &[] });
+    let text = |s: &str| -> &'a str { arena.alloc_str(s) };
+    let texts = |items: &[String]| -> &'a [&'a str] {
+        let v: Vec<&'a str> = items.iter().map(|s| text(s)).collect();
+        arena.alloc_slice_copy(&v)
+    };
+    let test = |field: &str, negated: bool, pred: Pred<'a>| {
+        Cond::Field(FieldTest {
+            field: text(field),
+            negated,
+            pred,
+        })
+    };
+    let mut tokens: Vec<IrToken<'a>> = Vec::new();
     let mut token_ids: HashMap<String, u32> = HashMap::new();
-    let mut token = |ir: &mut MatchIr, g: &str| -> u32 {
+    let mut token = |tokens: &mut Vec<IrToken<'a>>, g: &str| -> u32 {
         *token_ids.entry(g.to_string()).or_insert_with(|| {
-            ir.tokens.push(TokenGlob {
+            tokens.push(IrToken {
                 sep: '.',
-                glob: g.to_string(),
+                glob: text(g),
             });
-            ir.tokens.len() as u32 - 1
+            tokens.len() as u32 - 1
         })
     };
     let mut sessions = Vec::new();
     for (gi, p) in policies.decision_order().into_iter().enumerate() {
         let group = gi as u32;
-        ir.groups.push(p.id.clone());
-        let mut scope = Vec::new();
+        ir.groups.push(IrGroup {
+            id: text(&p.id),
+            version: 0,
+            default: Decision::Deny,
+            errored: false,
+        });
+        let mut scope: Vec<Cond<'a>> = Vec::new();
         if !p.scope.actions.is_empty() {
-            scope.push(Test {
-                field: "action".into(),
-                negated: false,
-                pred: Pred::Glob {
-                    sep: '.',
-                    globs: p.scope.actions.clone(),
-                },
-            });
+            let globs = texts(&p.scope.actions);
+            scope.push(test("action", false, Pred::Glob { sep: '.', globs }));
         }
         if !p.scope.principals.is_empty() {
-            scope.push(Test {
-                field: "principalId".into(),
-                negated: false,
-                pred: Pred::Glob {
-                    sep: '.',
-                    globs: p.scope.principals.clone(),
-                },
-            });
+            let globs = texts(&p.scope.principals);
+            scope.push(test("principalId", false, Pred::Glob { sep: '.', globs }));
         }
-        let entry =
-            |id: String, description: Option<String>, tag: u32, tests: Vec<Test>| MatchRule {
-                id,
-                description,
-                group,
-                tag,
-                residual: false,
-                tests,
+        let entry = |id: &str, description: Option<&str>, tag: u32, tests: &[Cond<'a>]| {
+            let list = match Effect::from_code(tag & 3) {
+                Some(Effect::Allow) => List::Allow,
+                Some(Effect::RequireApproval) => List::Ask,
+                _ => List::Deny,
             };
+            let mut r = IrRule::on_request(list, text(id), group, arena.alloc_slice_copy(tests));
+            r.note = description.map(text);
+            r.tag = tag;
+            r
+        };
         let session = p.session_rules.as_ref().map(|s| {
             let mut e = entry(
-                String::new(),
+                "",
                 None,
                 super::Effect::Deny.code() | K_SESSION << 2,
-                scope.clone(),
+                &scope,
             );
             e.residual = true;
             ir.rules.push(e);
@@ -644,7 +657,7 @@ fn lower(policies: &Policies) -> (MatchIr, Sessions) {
                     let steps = q
                         .actions
                         .iter()
-                        .map(|a| (token(&mut ir, a), a.clone()))
+                        .map(|a| (token(&mut tokens, a), a.clone()))
                         .collect();
                     let lookback = q
                         .lookback
@@ -657,7 +670,7 @@ fn lower(policies: &Policies) -> (MatchIr, Sessions) {
                     .risk_weights
                     .iter()
                     .enumerate()
-                    .map(|(k, (g, x))| (token(&mut ir, g), k as u32, *x, g.clone()))
+                    .map(|(k, (g, x))| (token(&mut tokens, g), k as u32, *x, g.clone()))
                     .collect();
                 w.sort_by_key(|e| e.0);
                 (max, w)
@@ -677,70 +690,67 @@ fn lower(policies: &Policies) -> (MatchIr, Sessions) {
                     Operator::Pattern(g) => (
                         Pred::Glob {
                             sep: Operator::separator(&c.field),
-                            globs: vec![g.clone()],
+                            globs: arena.alloc_slice_copy(&[text(g)]),
                         },
                         false,
                     ),
-                    Operator::Equals(s) => (Pred::Equals(s.clone()), false),
-                    Operator::In(items) => (Pred::OneOf(items.clone()), false),
-                    Operator::NotIn(items) => (Pred::OneOf(items.clone()), true),
-                    Operator::Regex(p) => (Pred::Search(p.clone()), false),
+                    Operator::Equals(s) => (Pred::Equals(text(s)), false),
+                    Operator::In(items) => (Pred::OneOf(texts(items)), false),
+                    Operator::NotIn(items) => (Pred::OneOf(texts(items)), true),
+                    Operator::Regex(p) => (Pred::Search(text(p)), false),
                 };
-                Test {
-                    field: c.field.clone(),
-                    negated,
-                    pred,
-                }
+                test(&c.field, negated, pred)
             }));
             let Some(b) = &r.budget else {
-                ir.rules
-                    .push(entry(name, r.reason.clone(), tag(K_RULE, r.effect), tests));
+                ir.rules.push(entry(
+                    &name,
+                    r.reason.as_deref(),
+                    tag(K_RULE, r.effect),
+                    &tests,
+                ));
                 continue;
-            };
-            let test = |field: &str, negated, pred| Test {
-                field: field.into(),
-                negated,
-                pred,
             };
             const COST: &str = "constraints.maxAmount";
             const CURRENCY: &str = "constraints.currency";
             let mut fire = tests.clone();
             fire.push(test(COST, false, Pred::Above(b.max_cost)));
             if let Some(cur) = &b.currency {
-                fire.push(test(CURRENCY, false, Pred::Equals(cur.clone())));
+                fire.push(test(CURRENCY, false, Pred::Equals(text(cur))));
             }
             ir.rules.push(entry(
-                name.clone(),
-                r.reason.clone(),
+                &name,
+                r.reason.as_deref(),
                 tag(K_RULE, r.effect),
-                fire,
+                &fire,
             ));
             let mut not_number = tests.clone();
             not_number.push(test(COST, false, Pred::Present));
             not_number.push(test(COST, true, Pred::Number));
             ir.rules.push(entry(
-                name.clone(),
-                Some(budget_not_number_reason(&name)),
+                &name,
+                Some(&budget_not_number_reason(&name)),
                 tag(K_BUDGET, Effect::Deny),
-                not_number,
+                &not_number,
             ));
             if let Some(cur) = &b.currency {
                 let mut other = tests;
                 other.push(test(COST, false, Pred::Number));
-                other.push(test(CURRENCY, true, Pred::Equals(cur.clone())));
+                other.push(test(CURRENCY, true, Pred::Equals(text(cur))));
                 ir.rules.push(entry(
-                    name.clone(),
-                    Some(budget_currency_reason(&name, cur)),
+                    &name,
+                    Some(&budget_currency_reason(&name, cur)),
                     tag(K_BUDGET, Effect::Deny),
-                    other,
+                    &other,
                 ));
             }
         }
         if let Some(d) = p.default_effect {
-            ir.rules
-                .push(entry(String::new(), None, tag(K_DEFAULT, d), scope.clone()));
+            ir.rules.push(entry("", None, tag(K_DEFAULT, d), &scope));
         }
     }
+    ir.combining = Combining::FirstMatch {
+        tokens: arena.alloc_slice_copy(&tokens),
+    };
     (ir, sessions)
 }
 

@@ -27,7 +27,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Depends on `conditions`, `artifact`, `json`, `diag` and the runtime's
+//! Depends on `ir` (the lowering), `conditions`, `artifact`, `json`, `diag` and the runtime's
 //! work budget; `reference` depends on the policy model only (and, for
 //! `regex`, on `conditions::pattern`, which says which patterns compile).
 

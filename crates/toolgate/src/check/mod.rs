@@ -195,6 +195,15 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
             );
             Decision::Ask
         }
+        // A guard: the front ends that combine otherwise compile their IR
+        // through `conditions::compile`, never through `check`.
+        Combining::FirstDenyLastAllow { .. } | Combining::FirstMatch { .. } => {
+            errors.push(Diagnostic::new(
+                DiagnosticKind::Internal,
+                "the policy's rules combine as a condition program, not as rule lists",
+            ));
+            Decision::Deny
+        }
     };
 
     // The matcher table, resolved against the registry.

@@ -1,18 +1,23 @@
-//! A [`CondIr`] or a [`MatchIr`] into tables: predicates, rules as literal
-//! lists anchored on a predicate, tries, anchored DFAs, and the needles and
-//! patterns each field's scan is built from at load.
+//! An [`Ir`] that combines first-deny, last-allow or first-match into
+//! tables: predicates, rules as literal lists anchored on a predicate,
+//! tries, anchored DFAs, and the needles and patterns each field's scan is
+//! built from at load.
 //!
-//! Both IRs lower into one internal form (groups, and rules whose literals
-//! are predicates on fields) that [`build`] compiles; they differ only in
-//! what their conditions lower to and in how the rules combine.
+//! Both modes lower into one internal form (groups, and rules whose
+//! literals are predicates on fields) that [`build`] compiles; they differ
+//! in what their conditions lower to (Rubric's operators or Authensor's
+//! predicates, both [`Pred`]s) and in how the rules combine.
 
 use super::layout::*;
 use super::value::js_number;
-use super::{glob, pattern, CondIr, Effect, Gate, Limits, MatchIr, Op, Operand, Pred, MAX_TAG};
+use super::{glob, pattern, Limits, MAX_TAG};
 use crate::compile::trie::Trie;
 use crate::compile::Writer;
+use crate::decision::Decision;
 use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{Combining, Cond, Ir, IrGate, IrToken, Op, Operand, Pred};
+use crate::policy::List;
 use crate::runtime::program::{Dfa, Program, NONE};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -114,9 +119,9 @@ struct Build<'a> {
     /// The rules of the groups before the first errored one.
     rules: Vec<RuleIn<'a>>,
     stop: Option<usize>,
-    frozen: &'a [String],
-    gate: Option<&'a Gate>,
-    tokens: &'a [super::TokenGlob],
+    frozen: &'a [&'a str],
+    gate: Option<IrGate<'a>>,
+    tokens: &'a [IrToken<'a>],
 }
 
 #[derive(Default)]
@@ -134,157 +139,147 @@ struct FieldBuild {
     nums: Vec<(f64, u32)>,
 }
 
-/// Compiles a condition program.
+/// Compiles a condition program: an [`Ir`] that combines first-deny,
+/// last-allow (Rubric's) or first-match (Authensor's), with no front-end
+/// tables.
 ///
 /// # Errors
 ///
-/// `invalid_pattern` for a `matches` pattern of a group not marked errored
-/// that is not RE2 syntax (the front end marks such groups; this is a
-/// guard). Patterns are built at load, with `limits.dfa_bytes` as their
-/// NFA size limit: one the front end did not check may fail there, and
-/// then every decision that reads its field denies.
-pub fn compile(ir: &CondIr, limits: Limits) -> Result<Program<'static>, Diagnostics> {
-    let stop = ir.groups.iter().position(|g| g.errored);
-    let live = ir
-        .groups
-        .get(..stop.unwrap_or(ir.groups.len()))
-        .unwrap_or(&ir.groups);
-    let mut rules = Vec::new();
-    for (gi, g) in live.iter().enumerate() {
-        for r in &g.rules {
-            let lits = r
-                .conds
-                .iter()
-                .map(|c| LitIn {
-                    field: &c.field,
-                    lowered: lower(c.op, &c.value),
-                    constant: constant(c.op),
-                    op: "matches",
-                })
-                .collect();
-            rules.push(RuleIn {
-                id: &r.id,
-                description: r.description.as_deref(),
-                group: gi as u32,
-                flags: if r.effect == Effect::Deny { RF_DENY } else { 0 },
-                lits,
-            });
-        }
-    }
-    build(
-        Build {
-            kind: KIND_RUBRIC,
-            groups: ir
-                .groups
-                .iter()
-                .map(|g| GroupIn {
-                    id: &g.id,
-                    version: g.version,
-                    default_deny: g.default == Effect::Deny,
-                    errored: g.errored,
-                })
-                .collect(),
-            rules,
-            stop,
-            frozen: &ir.frozen,
-            gate: ir.gate.as_ref(),
-            tokens: &[],
-        },
-        limits,
-        None,
-    )
+/// `invalid_pattern` for a `matches` or `Search` pattern that is not RE2
+/// syntax, `too_complex` for globs that cannot be split into anchored
+/// DFAs within the limits, `too_large` for a tag above [`MAX_TAG`], and
+/// `internal` for an IR that combines as rule lists or whose rules hold a
+/// specifier.
+pub fn compile(ir: &Ir<'_>, limits: Limits) -> Result<Program<'static>, Diagnostics> {
+    compile_with(ir, limits, None)
 }
 
-/// Compiles a first-match program. `ext` writes the front end's own
-/// tables into the program's words and strings and returns their offset,
-/// which the header keeps (see [`Compiled::ext`]).
+/// Compiles a condition program. `ext` writes the front end's own tables
+/// into the program's words and strings and returns their offset, which
+/// the header keeps (see [`Compiled::ext`]).
 ///
 /// # Errors
 ///
-/// `invalid_pattern` for a `Search` pattern that is not RE2 syntax (front
-/// ends check their patterns at load; this is a guard), `too_complex` for
-/// globs that cannot be split into anchored DFAs within the limits, and
-/// `too_large` for a tag above [`MAX_TAG`].
+/// `invalid_pattern` for a `matches` or `Search` pattern that is not RE2
+/// syntax (front ends check their patterns at load, and Rubric's marks such
+/// groups errored; this is a guard), `too_complex` for globs that cannot be
+/// split into anchored DFAs within the limits, `too_large` for a tag above
+/// [`MAX_TAG`], and `internal` for an IR that combines as rule lists or
+/// whose rules hold a specifier. Patterns are built at load, with
+/// `limits.dfa_bytes` as their NFA size limit: one the front end did not
+/// check may fail there, and then every decision that reads its field
+/// denies.
 ///
 /// [`Compiled::ext`]: super::Compiled::ext
-pub(crate) fn compile_first_match(
-    ir: &MatchIr,
+pub(crate) fn compile_with(
+    ir: &Ir<'_>,
     limits: Limits,
-    ext: &mut dyn FnMut(&mut Writer) -> u32,
+    ext: Option<&mut dyn FnMut(&mut Writer) -> u32>,
 ) -> Result<Program<'static>, Diagnostics> {
+    let internal = |m: &str| Diagnostics::one(Diagnostic::new(DiagnosticKind::Internal, m));
+    let (kind, frozen, gate, tokens) = match ir.combining {
+        Combining::FirstDenyLastAllow { frozen, gate } => (KIND_RUBRIC, frozen, gate, &[][..]),
+        Combining::FirstMatch { tokens } => (KIND_FIRST_MATCH, &[][..], None, tokens),
+        Combining::Precedence { .. } => {
+            return Err(internal(
+                "rule lists compile through `compile::compile`, not as a condition program",
+            ))
+        }
+    };
+    let first_match = kind == KIND_FIRST_MATCH;
+    // Rules of the groups after the first errored one are not compiled at
+    // all, as no request can reach them.
+    let stop = ir.groups.iter().position(|g| g.errored);
     let mut rules = Vec::with_capacity(ir.rules.len());
     for r in &ir.rules {
+        if stop.is_some_and(|s| r.group as usize >= s) {
+            continue;
+        }
         if r.tag > MAX_TAG {
             return Err(Diagnostics::one(Diagnostic::new(
                 DiagnosticKind::TooLarge,
-                format!("rule `{}`: the tag {} is above {MAX_TAG}", r.id, r.tag),
+                format!("rule `{}`: the tag {} is above {MAX_TAG}", r.text, r.tag),
             )));
         }
-        let lits = r
-            .tests
-            .iter()
-            .map(|t| {
-                let lowered = lower_pred(&t.pred).map(|k| k.map(|k| (k, t.negated)));
-                LitIn {
-                    field: &t.field,
-                    lowered,
+        let mut lits = Vec::with_capacity(r.conds.len());
+        for c in r.conds {
+            let Cond::Field(t) = c else {
+                return Err(internal(
+                    "a condition program's rules test fields, not specifiers",
+                ));
+            };
+            lits.push(match t.pred {
+                Pred::Op(op, value) => LitIn {
+                    field: t.field,
+                    lowered: lower(op, &value).map(|l| l.map(|(k, neg)| (k, neg != t.negated))),
+                    constant: constant(op) != t.negated,
+                    op: "matches",
+                },
+                pred => LitIn {
+                    field: t.field,
+                    lowered: lower_pred(&pred).map(|k| k.map(|k| (k, t.negated))),
                     // A predicate that never holds: its negation always does.
                     constant: t.negated,
                     op: "regex",
-                }
-            })
-            .collect();
+                },
+            });
+        }
+        let deny = first_match || r.list == List::Deny;
         rules.push(RuleIn {
-            id: &r.id,
-            description: r.description.as_deref(),
+            id: r.text,
+            description: r.note,
             group: r.group,
-            flags: RF_DENY | if r.residual { RF_RESIDUAL } else { 0 } | r.tag << RF_TAG_SHIFT,
+            flags: if deny { RF_DENY } else { 0 }
+                | if r.residual { RF_RESIDUAL } else { 0 }
+                | r.tag << RF_TAG_SHIFT,
             lits,
         });
     }
     build(
         Build {
-            kind: KIND_FIRST_MATCH,
+            kind,
             groups: ir
                 .groups
                 .iter()
-                .map(|id| GroupIn {
-                    id,
-                    version: 0,
-                    default_deny: true,
-                    errored: false,
+                .map(|g| GroupIn {
+                    id: g.id,
+                    version: g.version,
+                    default_deny: g.default != Decision::Allow,
+                    errored: g.errored,
                 })
                 .collect(),
             rules,
-            stop: None,
-            frozen: &[],
-            gate: None,
-            tokens: &ir.tokens,
+            stop,
+            frozen,
+            gate,
+            tokens,
         },
         limits,
-        Some(ext),
+        ext,
     )
 }
 
 /// The predicate of a first-match test; `None` for one that never holds.
-fn lower_pred(p: &Pred) -> Result<Option<Kind>, String> {
-    let sorted = |v: &[String]| {
-        let mut v = v.to_vec();
+fn lower_pred(p: &Pred<'_>) -> Result<Option<Kind>, String> {
+    let sorted = |v: &[&str]| {
+        let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
         v.sort_unstable();
         v.dedup();
         v
     };
     Ok(match p {
-        Pred::Glob { globs, .. } if globs.is_empty() => None,
+        Pred::Glob { globs: [], .. } => None,
         Pred::Glob { sep, globs } => Some(Kind::Globs(*sep, sorted(globs))),
-        Pred::Equals(s) => Some(Kind::EqStr(s.clone())),
-        Pred::OneOf(items) if items.is_empty() => None,
+        Pred::Equals(s) => Some(Kind::EqStr(s.to_string())),
+        Pred::OneOf([]) => None,
         Pred::OneOf(items) => Some(Kind::InStr(sorted(items))),
         Pred::Search(p) => Some(Kind::Search(pattern::translate(p)?)),
         Pred::Above(x) if x.is_finite() => Some(Kind::Above(x.to_bits())),
         Pred::Above(_) => None,
         Pred::Present => Some(Kind::Is(PT_ANY)),
         Pred::Number => Some(Kind::Is(PT_NUMBER)),
+        // Rubric's operators are lowered by `lower`.
+        Pred::Op(..) => None,
     })
 }
 
@@ -418,7 +413,7 @@ fn build(
             &mut trie,
             root,
             &mut token_regexes,
-            &t.glob,
+            t.glob,
             t.sep,
             id as u32,
         );
@@ -445,7 +440,7 @@ fn build(
     });
     let approved_root = b.gate.map(|gate| {
         let root = trie.node();
-        for s in &gate.approved {
+        for s in gate.approved {
             let n = trie.forward(root, s.as_bytes());
             trie.pay(n, 0, Vec::new());
         }
@@ -718,16 +713,16 @@ fn add_glob(
 
 /// The predicate a condition tests and whether the condition negates it;
 /// `None` for a condition whose truth does not depend on the request.
-fn lower(op: Op, value: &Operand) -> Result<Option<(Kind, bool)>, String> {
-    let scalar = |v: &Operand| match v {
-        Operand::Str(s) => Some(s.clone()),
+fn lower(op: Op, value: &Operand<'_>) -> Result<Option<(Kind, bool)>, String> {
+    let scalar = |v: &Operand<'_>| match v {
+        Operand::Str(s) => Some(s.to_string()),
         Operand::Num(n) => Some(js_number(*n)),
         Operand::Bool(b) => Some(b.to_string()),
         Operand::Strs(_) | Operand::Nums(_) => None,
     };
-    let items = |v: &Operand| -> Vec<String> {
-        let mut out = match v {
-            Operand::Strs(l) => l.clone(),
+    let items = |v: &Operand<'_>| -> Vec<String> {
+        let mut out: Vec<String> = match v {
+            Operand::Strs(l) => l.iter().map(|s| s.to_string()).collect(),
             Operand::Nums(l) => l.iter().map(|n| js_number(*n)).collect(),
             other => scalar(other).into_iter().collect(),
         };
@@ -738,7 +733,7 @@ fn lower(op: Op, value: &Operand) -> Result<Option<(Kind, bool)>, String> {
     Ok(match op {
         Op::Eq | Op::Neq => {
             let kind = match value {
-                Operand::Str(s) => Some(Kind::EqStr(s.clone())),
+                Operand::Str(s) => Some(Kind::EqStr(s.to_string())),
                 Operand::Num(n) => Some(Kind::EqNum(js_number(*n))),
                 Operand::Bool(b) => Some(Kind::EqBool(*b)),
                 // An array is a new object: `===` never holds.

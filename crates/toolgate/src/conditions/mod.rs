@@ -1,12 +1,15 @@
 //! Condition programs: rules that AND predicates over dot-path fields of a
 //! request, compiled into the same tables, walker and artifact as rule lists.
 //!
-//! A front end (Rubric's, in [`crate::rubric`]) lowers its document into a
-//! [`CondIr`]: groups (policies) of rules, each rule an effect and a
-//! conjunction of [`Cond`]s over fields; the combining algorithm is
-//! first-deny, last-allow, the first group's default, and a group marked
-//! errored stops the scan. [`compile()`] turns it into a [`Program`] whose
-//! words start with the magic `TGC2`:
+//! A front end lowers its document into the one IR ([`crate::ir::Ir`]):
+//! groups (policies) of rules, each rule a list (its effect) and a
+//! conjunction of [`crate::ir::FieldTest`]s, combining first-deny,
+//! last-allow with the first group's default and a group marked errored
+//! stopping the scan (Rubric's, [`crate::rubric`]), or first-match, where
+//! the first rule whose tests hold decides (Authensor's,
+//! [`crate::authensor`]). [`compile()`] turns it into a
+//! [`crate::runtime::program::Program`] whose words start with the magic
+//! `TGC2`:
 //!
 //! * every distinct positive condition is a **predicate** with a `u32` id;
 //!   `neq` and `not_in` are the negations of `eq` and `in`, which they are
@@ -33,7 +36,7 @@
 //! found: it does not grow with the number of rules a request cannot
 //! match.
 //!
-//! Depends on `compile` (the trie builder and the string writer),
+//! Depends on `ir`, `compile` (the trie builder and the string writer),
 //! `runtime` (the program container, the walker, the work budget), `diag`,
 //! regex-syntax, regex-automata and aho-corasick. The reference interpreter
 //! ([`crate::rubric::reference`]) uses none of it.
@@ -46,7 +49,7 @@ mod scan;
 pub mod value;
 
 pub use compile::compile;
-pub(crate) use compile::compile_first_match;
+pub(crate) use compile::compile_with;
 pub use eval::{Compiled, Outcome};
 
 /// What a rule, or a group's default, decides.
@@ -68,61 +71,11 @@ impl Effect {
     }
 }
 
-/// A condition's operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// Strict equality: same type and value.
-    Eq,
-    /// Not `Eq`.
-    Neq,
-    /// The stringified field is one of the stringified items.
-    In,
-    /// Not `In`.
-    NotIn,
-    /// The stringified field contains the value.
-    Contains,
-    /// The stringified field starts with the value.
-    StartsWith,
-    /// The stringified field ends with the value.
-    EndsWith,
-    /// An RE2 pattern occurs in the stringified field.
-    Matches,
-}
+/// A condition's operator: the one IR's.
+pub use crate::ir::Op;
 
-impl Op {
-    /// Every operator, in the order the seed lists them.
-    pub const ALL: [Op; 8] = [
-        Op::Eq,
-        Op::Neq,
-        Op::In,
-        Op::NotIn,
-        Op::Contains,
-        Op::StartsWith,
-        Op::EndsWith,
-        Op::Matches,
-    ];
-
-    /// The operator's name as bundles write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Eq => "eq",
-            Op::Neq => "neq",
-            Op::In => "in",
-            Op::NotIn => "not_in",
-            Op::Contains => "contains",
-            Op::StartsWith => "starts_with",
-            Op::EndsWith => "ends_with",
-            Op::Matches => "matches",
-        }
-    }
-
-    /// The operator named `name`.
-    pub fn from_name(name: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.name() == name)
-    }
-}
-
-/// A condition's value.
+/// A condition's value, as a bundle holds it ([`crate::ir::Operand`] is
+/// its copy in the arena).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand {
     /// A string.
@@ -137,7 +90,9 @@ pub enum Operand {
     Nums(Vec<f64>),
 }
 
-/// One condition: the field at a dot path, an operator and a value.
+/// One condition of a Rubric bundle, as read: the field at a dot path, an
+/// operator and a value. The bundle lowers it into the IR as a
+/// [`crate::ir::Pred::Op`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cond {
     /// The dot path, as written.
@@ -148,147 +103,8 @@ pub struct Cond {
     pub value: Operand,
 }
 
-/// One rule: an effect when all of its conditions hold.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rule {
-    /// The rule's id.
-    pub id: String,
-    /// Its description, if it has one.
-    pub description: Option<String>,
-    /// What it decides.
-    pub effect: Effect,
-    /// The conjunction.
-    pub conds: Vec<Cond>,
-}
-
-/// One group of rules (a Rubric policy).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Group {
-    /// The group's id.
-    pub id: String,
-    /// Its version.
-    pub version: u64,
-    /// What applies when no rule matches and this is the first group.
-    pub default: Effect,
-    /// Its rules, in order.
-    pub rules: Vec<Rule>,
-    /// Whether a pattern of the group failed to compile: reaching the group
-    /// decides deny.
-    pub errored: bool,
-}
-
-/// A gate on tool names of the form `mcp__<server>__<tool>`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Gate {
-    /// Whether the gate applies.
-    pub enforce: bool,
-    /// The servers whose tools pass.
-    pub approved: Vec<String>,
-}
-
-/// A condition program: what the compiler reads.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CondIr {
-    /// The groups, in order.
-    pub groups: Vec<Group>,
-    /// Agent ids refused before any rule, compared case-insensitively.
-    pub frozen: Vec<String>,
-    /// The server gate, when the document declares one.
-    pub gate: Option<Gate>,
-}
-
-/// A first-match program: ordered rules, each a conjunction of [`Test`]s,
-/// where the first rule whose tests all hold decides, whatever it decides.
-///
-/// Authensor's front end ([`crate::authensor`]) lowers its prioritised,
-/// scoped policies into one: scopes become tests of every rule of their
-/// policy, a policy's default and its session check become rules of their
-/// own, and each rule carries a front-end tag (its effect and kind) that the
-/// compiler stores and never reads. It compiles into the same tables as a
-/// [`CondIr`] (predicates in tries and DFAs, rules anchored on their rarest
-/// positive predicate), with every rule on the first-wins lists, so a
-/// decision is the smallest rule id whose literals hold.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct MatchIr {
-    /// The groups' ids (an Authensor policy each), in order.
-    pub groups: Vec<String>,
-    /// The rules, in decision order.
-    pub rules: Vec<MatchRule>,
-    /// Globs over a stream of tokens (Authensor's action types), compiled
-    /// into one matcher whose payloads are the globs' positions in this
-    /// list ([`Compiled::walk_tokens`]).
-    pub tokens: Vec<TokenGlob>,
-}
-
-/// One rule of a [`MatchIr`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct MatchRule {
-    /// The rule's id, as results name it.
-    pub id: String,
-    /// Its description (Authensor: the reason), if it has one.
-    pub description: Option<String>,
-    /// Its group's index in [`MatchIr::groups`].
-    pub group: u32,
-    /// A front-end code stored with the rule (at most [`MAX_TAG`]).
-    pub tag: u32,
-    /// Whether the front end checks more than the tests when the rule is a
-    /// candidate: [`Compiled::decide_first`] asks its residual check.
-    pub residual: bool,
-    /// The conjunction.
-    pub tests: Vec<Test>,
-}
-
-/// The largest [`MatchRule::tag`].
+/// The largest [`crate::ir::IrRule::tag`].
 pub const MAX_TAG: u32 = 0xffff;
-
-/// One test of a [`MatchRule`]: a predicate on the field at a dot path, or
-/// its negation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Test {
-    /// The dot path, as written.
-    pub field: String,
-    /// Whether the test holds when the predicate does not.
-    pub negated: bool,
-    /// The predicate.
-    pub pred: Pred,
-}
-
-/// A predicate of a first-match program. Unlike Rubric's operators, none
-/// stringifies: a predicate on strings is false for a field of any other
-/// type (or none).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Pred {
-    /// The field is a string that one of the globs matches ([`glob`]): `*`
-    /// is any run without the separator, `**` any run, every other
-    /// character itself. No globs never holds.
-    Glob {
-        /// The segment separator.
-        sep: char,
-        /// The globs, any of which may match.
-        globs: Vec<String>,
-    },
-    /// The field is this string.
-    Equals(String),
-    /// The field is a string equal to one of these; none never holds.
-    OneOf(Vec<String>),
-    /// The field is a string in which this RE2 pattern occurs.
-    Search(String),
-    /// The field is a number greater than this (finite) one.
-    Above(f64),
-    /// The field resolves to anything but `null`.
-    Present,
-    /// The field is a number.
-    Number,
-}
-
-/// A glob over tokens, as [`Pred::Glob`] reads one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TokenGlob {
-    /// The segment separator.
-    pub sep: char,
-    /// The glob.
-    pub glob: String,
-}
 
 /// Limits that keep compilation bounded: the rule-list compiler's, whose
 /// `dfa_bytes` bounds each DFA (a chunk of patterns over it is split, and a

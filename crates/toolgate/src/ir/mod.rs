@@ -2,14 +2,28 @@
 //!
 //! Every front end lowers its document into an [`Ir`]: interned tool names,
 //! `u32` ids for sources and rules, and rules whose conditions and combining
-//! algorithm are data. A rule is an effect, a target (a tool name or a glob
-//! over tool names), a conjunction of [`Cond`]s and a source; the policy's
-//! [`Combining`] says how firing rules become a decision. Strings and slices
-//! live in a `bumpalo` arena, which runs no destructors: everything in it is
-//! plain data, and what needs dropping (diagnostic locations) lives beside it.
+//! algorithm are data. A rule is an effect (its list), a target (a tool
+//! name, a glob over tool names, or the whole request), a conjunction of
+//! [`Cond`]s and a source; the policy's [`Combining`] says how firing rules
+//! become a decision, in one of three modes:
+//!
+//! * agentpolicy's precedence (Claude Code lowers to it too): rules target
+//!   tools, their conditions are specifiers read by each tool's matcher
+//!   kind; `check` and `compile` turn it into rule-list tables;
+//! * Rubric's first deny, else last allow, with the first group's default:
+//!   rules target the request, their conditions are Rubric's operators on
+//!   fields;
+//! * Authensor's first match: rules target the request, their conditions
+//!   are predicates on fields, and the first rule whose conditions hold
+//!   decides, whatever it decides.
+//!
+//! The last two compile into condition-program tables
+//! ([`crate::conditions::compile()`]). Strings and slices live in a `bumpalo`
+//! arena, which runs no destructors: everything in it is plain data, and
+//! what needs dropping (diagnostic locations) lives beside it.
 //!
 //! Depends on `policy`, `diag` and `decision`. The runtime never sees this
-//! module: `compile` lowers it into owned tables.
+//! module: the compilers lower it into owned tables.
 
 use crate::decision::Decision;
 use crate::diag::Location;
@@ -90,6 +104,9 @@ pub enum Target {
     /// [`crate::policy::ServerAllow`]): a bare allow rule, and the only
     /// glob the allow list may hold.
     ServerGlob(Sym),
+    /// Every request: the rule's conditions address the request's fields
+    /// (Rubric's and Authensor's rules).
+    Request,
 }
 
 /// Whether a rule fires, or cancels other rules that fire.
@@ -104,22 +121,187 @@ pub enum RuleClass {
 
 /// One condition of a rule. A rule fires when all of its conditions hold;
 /// a rule with none (a bare rule) fires for every call of its target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Cond<'a> {
     /// A specifier, read by the matcher the registry declares for the rule's
     /// tool, against the argument member that matcher names.
     Spec(&'a str),
+    /// A predicate on the request's field at a dot path, or its negation.
+    Field(FieldTest<'a>),
+}
+
+/// A predicate on one field of a request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FieldTest<'a> {
+    /// The dot path, as written.
+    pub field: &'a str,
+    /// Whether the test holds when the predicate does not.
+    pub negated: bool,
+    /// The predicate.
+    pub pred: Pred<'a>,
+}
+
+/// A Rubric condition's operator (`spec/rubric.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Strict equality: same type and value.
+    Eq,
+    /// Not `Eq`.
+    Neq,
+    /// The stringified field is one of the stringified items.
+    In,
+    /// Not `In`.
+    NotIn,
+    /// The stringified field contains the value.
+    Contains,
+    /// The stringified field starts with the value.
+    StartsWith,
+    /// The stringified field ends with the value.
+    EndsWith,
+    /// An RE2 pattern occurs in the stringified field.
+    Matches,
+}
+
+impl Op {
+    /// Every operator, in the order the seed lists them.
+    pub const ALL: [Op; 8] = [
+        Op::Eq,
+        Op::Neq,
+        Op::In,
+        Op::NotIn,
+        Op::Contains,
+        Op::StartsWith,
+        Op::EndsWith,
+        Op::Matches,
+    ];
+
+    /// The operator's name as bundles write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Eq => "eq",
+            Op::Neq => "neq",
+            Op::In => "in",
+            Op::NotIn => "not_in",
+            Op::Contains => "contains",
+            Op::StartsWith => "starts_with",
+            Op::EndsWith => "ends_with",
+            Op::Matches => "matches",
+        }
+    }
+
+    /// The operator named `name`.
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.name() == name)
+    }
+}
+
+/// A Rubric operator's value, in the arena.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Operand<'a> {
+    /// A string.
+    Str(&'a str),
+    /// A finite number.
+    Num(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A list of strings.
+    Strs(&'a [&'a str]),
+    /// A list of numbers.
+    Nums(&'a [f64]),
+}
+
+/// What a [`FieldTest`] asks of its field.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pred<'a> {
+    /// A Rubric operator and its value: every operator but `eq` and `neq`
+    /// reads the field as JavaScript's `String(v)`; `neq` and `not_in` are
+    /// the negations of `eq` and `in`, a missing field included.
+    Op(Op, Operand<'a>),
+    /// The field is a string that one of the globs matches
+    /// ([`crate::conditions::glob`]): `*` is any run without the separator,
+    /// `**` any run, every other character itself. No globs never holds.
+    Glob {
+        /// The segment separator.
+        sep: char,
+        /// The globs, any of which may match.
+        globs: &'a [&'a str],
+    },
+    /// The field is this string.
+    Equals(&'a str),
+    /// The field is a string equal to one of these; none never holds.
+    OneOf(&'a [&'a str]),
+    /// The field is a string in which this RE2 pattern occurs.
+    Search(&'a str),
+    /// The field is a number greater than this (finite) one.
+    Above(f64),
+    /// The field resolves to anything but `null`.
+    Present,
+    /// The field is a number.
+    Number,
+}
+
+/// A group of rules: a Rubric or an Authensor policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IrGroup<'a> {
+    /// The group's id.
+    pub id: &'a str,
+    /// Its version (Rubric's `policyVersion`; 0 for Authensor's).
+    pub version: u64,
+    /// What applies when no rule decides and this is the first group
+    /// (Rubric's); Authensor's groups decide by rules of their own.
+    pub default: Decision,
+    /// Whether a pattern of the group failed to compile: reaching the group
+    /// decides deny, and no rule after it is ever reached.
+    pub errored: bool,
+}
+
+/// A gate on tool names of the form `mcp__<server>__<tool>` (Rubric's
+/// `mcpAccess`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IrGate<'a> {
+    /// Whether the gate applies.
+    pub enforce: bool,
+    /// The servers whose tools pass.
+    pub approved: &'a [&'a str],
+}
+
+/// A glob over a stream of tokens (Authensor's action types), compiled
+/// into one matcher whose payloads are the globs' positions in
+/// [`Combining::FirstMatch::tokens`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IrToken<'a> {
+    /// The segment separator.
+    pub sep: char,
+    /// The glob.
+    pub glob: &'a str,
 }
 
 /// How firing rules become a decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Combining {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Combining<'a> {
     /// agentpolicy's: the first firing deny rule, then the first firing ask
     /// rule, then the first firing allow rule, then the default; carve-outs
     /// cancel rules of their own list.
     Precedence {
         /// What applies when no rule fires; `None` is refused by `check`.
         default: Option<Decision>,
+    },
+    /// Rubric's: agent ids refused before any rule, a gate on MCP servers,
+    /// then the first deny rule that holds, or else the last allow rule
+    /// that holds, or else the first group's default; an errored group
+    /// stops the scan.
+    FirstDenyLastAllow {
+        /// Agent ids refused before any rule, compared case-insensitively.
+        frozen: &'a [&'a str],
+        /// The server gate, when the document declares one.
+        gate: Option<IrGate<'a>>,
+    },
+    /// Authensor's: the first rule whose conditions hold decides, whatever
+    /// its list; a rule's tag carries what it decides and the front end's
+    /// kind of entry.
+    FirstMatch {
+        /// Globs over tokens, which the front end's own tables refer to.
+        tokens: &'a [IrToken<'a>],
     },
 }
 
@@ -138,21 +320,47 @@ pub struct IrRule<'a> {
     pub source: SourceId,
     /// Why it exists, when its source says.
     pub note: Option<&'a str>,
-    /// The rule as written: `Bash(git:*)`.
+    /// The rule as written: `Bash(git:*)`; a Rubric or Authensor rule's id.
     pub text: &'a str,
     /// Index into [`Ir::locations`].
     pub location: u32,
+    /// Its group's index in [`Ir::groups`] (0 for rule lists, which have
+    /// none).
+    pub group: u32,
+    /// A front-end code the compiler stores with the rule and never reads
+    /// (Authensor's effect and kind of entry; at most
+    /// [`crate::conditions::MAX_TAG`]).
+    pub tag: u32,
+    /// Whether the front end checks more than the conditions when the rule
+    /// is a candidate (Authensor's session entries).
+    pub residual: bool,
 }
 
 impl<'a> IrRule<'a> {
     /// The specifier (a carve-out's pattern without its `!`), if any.
     pub fn spec(&self) -> Option<&'a str> {
-        self.conds
-            .iter()
-            .map(|c| match c {
-                Cond::Spec(s) => *s,
-            })
-            .next()
+        self.conds.iter().find_map(|c| match c {
+            Cond::Spec(s) => Some(*s),
+            Cond::Field(_) => None,
+        })
+    }
+
+    /// A rule of a condition program: `text` is its id, `note` its
+    /// description; it targets the request and belongs to the host.
+    pub fn on_request(list: List, text: &'a str, group: u32, conds: &'a [Cond<'a>]) -> IrRule<'a> {
+        IrRule {
+            list,
+            class: RuleClass::Fire,
+            target: Target::Request,
+            conds,
+            source: SourceId(0),
+            note: None,
+            text,
+            location: 0,
+            group,
+            tag: 0,
+            residual: false,
+        }
     }
 }
 
@@ -197,8 +405,10 @@ pub struct Ir<'a> {
     pub aliases: Vec<IrAlias<'a>>,
     /// Matchers, in the order declared.
     pub matchers: Vec<IrMatcher<'a>>,
+    /// Groups of rules (Rubric's and Authensor's policies), in order.
+    pub groups: Vec<IrGroup<'a>>,
     /// How rules combine.
-    pub combining: Combining,
+    pub combining: Combining<'a>,
     /// Where sources, rules, aliases and matchers were written.
     pub locations: Vec<Location>,
 }
@@ -213,6 +423,7 @@ impl<'a> Ir<'a> {
             rules: Vec::new(),
             aliases: Vec::new(),
             matchers: Vec::new(),
+            groups: Vec::new(),
             combining: Combining::Precedence { default: p.default },
             locations: Vec::new(),
         };
@@ -281,9 +492,47 @@ impl<'a> Ir<'a> {
                 note: None,
                 text: arena.alloc_str(&a.text),
                 location,
+                group: 0,
+                tag: 0,
+                residual: false,
             });
         }
         ir
+    }
+
+    /// An empty condition program combining as `combining`, with the one
+    /// source its rules belong to (the host's, id 0) and its one location.
+    pub fn conditions(arena: &'a Bump, combining: Combining<'a>) -> Ir<'a> {
+        Ir {
+            arena,
+            names: Interner::default(),
+            sources: vec![IrSource {
+                name: "",
+                rank: 0,
+                trusted: true,
+                path: "",
+                hash: "",
+                host: true,
+                location: 0,
+            }],
+            rules: Vec::new(),
+            aliases: Vec::new(),
+            matchers: Vec::new(),
+            groups: Vec::new(),
+            combining,
+            locations: vec![Location::default()],
+        }
+    }
+
+    /// Copies `s` into the arena.
+    pub fn str(&self, s: &str) -> &'a str {
+        self.arena.alloc_str(s)
+    }
+
+    /// Copies the strings of `items` into the arena, as one slice.
+    pub fn strs<S: AsRef<str>>(&self, items: &[S]) -> &'a [&'a str] {
+        let v: Vec<&'a str> = items.iter().map(|s| self.str(s.as_ref())).collect();
+        self.arena.alloc_slice_copy(&v)
     }
 
     fn locate(&mut self, loc: &Location, file: &str) -> u32 {
@@ -337,6 +586,9 @@ impl<'a> Ir<'a> {
             note: r.note.as_deref().map(|s| &*arena.alloc_str(s)),
             text: arena.alloc_str(&r.text()),
             location,
+            group: 0,
+            tag: 0,
+            residual: false,
         });
         RuleId(self.rules.len() as u32 - 1)
     }
@@ -345,6 +597,7 @@ impl<'a> Ir<'a> {
     pub fn target_name(&self, t: Target) -> &'a str {
         match t {
             Target::Tool(s) | Target::Glob(s) | Target::ServerGlob(s) => self.names.name(s),
+            Target::Request => "",
         }
     }
 

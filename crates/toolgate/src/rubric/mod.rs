@@ -25,17 +25,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Depends on `conditions`, `artifact`, `json` and `diag`; `reference`
+//! Depends on `ir` (the lowering), `conditions`, `artifact`, `json` and `diag`; `reference`
 //! depends on the bundle model only.
 
 mod bundle;
 pub mod reference;
 
 use crate::artifact::{self, LoadError};
-use crate::conditions::{self, Compiled, CondIr, Gate, Group, Outcome, Rule};
+use crate::conditions::{self, Compiled, Outcome};
+use crate::decision::Decision;
 use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::IntakeError;
+use crate::ir::{
+    Combining, Cond as IrCond, FieldTest, Ir, IrGate, IrGroup, IrRule, Operand as IrOperand, Pred,
+};
+use crate::policy::List;
+use bumpalo::Bump;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
@@ -187,35 +193,76 @@ impl Bundle {
         &self.compile_errors
     }
 
-    /// The condition program the bundle lowers into.
-    pub fn lower(&self) -> CondIr {
-        CondIr {
-            groups: self
-                .policies
-                .iter()
-                .map(|p| Group {
-                    id: p.policy_id.clone(),
-                    version: p.policy_version,
-                    default: p.default_effect,
-                    errored: p.errored,
-                    rules: p
-                        .rules
-                        .iter()
-                        .map(|r| Rule {
-                            id: r.id.clone(),
-                            description: r.description.clone(),
-                            effect: r.effect,
-                            conds: r.conditions.clone(),
+    /// The bundle in the one IR, in `arena`: a group per policy, its rules
+    /// in order (a rule's id is its text, its description its note), each
+    /// condition a [`Pred::Op`]; combining first deny, last allow, with the
+    /// frozen agents and the server gate.
+    pub fn lower<'a>(&self, arena: &'a Bump) -> Ir<'a> {
+        let mut ir = Ir::conditions(
+            arena,
+            Combining::FirstDenyLastAllow {
+                frozen: &[],
+                gate: None,
+            },
+        );
+        let frozen = ir.strs(&self.frozen_agent_ids);
+        let gate = self.mcp_access.as_ref().map(|m| IrGate {
+            enforce: m.enforce,
+            approved: ir.strs(&m.approved_servers),
+        });
+        ir.combining = Combining::FirstDenyLastAllow { frozen, gate };
+        for (gi, p) in self.policies.iter().enumerate() {
+            ir.groups.push(IrGroup {
+                id: ir.str(&p.policy_id),
+                version: p.policy_version,
+                default: effect_decision(p.default_effect),
+                errored: p.errored,
+            });
+            for r in &p.rules {
+                let conds: Vec<IrCond<'a>> = r
+                    .conditions
+                    .iter()
+                    .map(|c| {
+                        IrCond::Field(FieldTest {
+                            field: ir.str(&c.field),
+                            negated: false,
+                            pred: Pred::Op(c.op, operand(&ir, &c.value)),
                         })
-                        .collect(),
-                })
-                .collect(),
-            frozen: self.frozen_agent_ids.clone(),
-            gate: self.mcp_access.as_ref().map(|m| Gate {
-                enforce: m.enforce,
-                approved: m.approved_servers.clone(),
-            }),
+                    })
+                    .collect();
+                let list = match r.effect {
+                    Effect::Deny => List::Deny,
+                    Effect::Allow => List::Allow,
+                };
+                let mut rule = IrRule::on_request(
+                    list,
+                    ir.str(&r.id),
+                    gi as u32,
+                    arena.alloc_slice_copy(&conds),
+                );
+                rule.note = r.description.as_deref().map(|d| ir.str(d));
+                ir.rules.push(rule);
+            }
         }
+        ir
+    }
+}
+
+fn effect_decision(e: Effect) -> Decision {
+    match e {
+        Effect::Allow => Decision::Allow,
+        Effect::Deny => Decision::Deny,
+    }
+}
+
+/// A condition's value, copied into the IR's arena.
+fn operand<'a>(ir: &Ir<'a>, v: &Operand) -> IrOperand<'a> {
+    match v {
+        Operand::Str(s) => IrOperand::Str(ir.str(s)),
+        Operand::Num(n) => IrOperand::Num(*n),
+        Operand::Bool(b) => IrOperand::Bool(*b),
+        Operand::Strs(l) => IrOperand::Strs(ir.strs(l)),
+        Operand::Nums(l) => IrOperand::Nums(ir.arena.alloc_slice_copy(l)),
     }
 }
 
@@ -560,7 +607,8 @@ impl RubricEngine<'static> {
         for e in &bundle.compile_errors {
             on_compile_error(e);
         }
-        let prog = conditions::compile(&bundle.lower(), limits)?;
+        let arena = Bump::new();
+        let prog = conditions::compile(&bundle.lower(&arena), limits)?;
         let compiled = Compiled::new(prog)
             .map_err(|e| Diagnostics::one(Diagnostic::new(DiagnosticKind::Internal, e)))?;
         Ok(RubricEngine {
