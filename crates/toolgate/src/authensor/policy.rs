@@ -122,7 +122,7 @@ impl Ctx {
         let glob::Shape::Regex(re) = glob::shape(g, sep) else {
             return true;
         };
-        match pattern::build_anchored_dfa(&[re.as_str()], limits.dfa_bytes) {
+        match crate::compile::regex::anchored_dfa(&[re.as_str()], limits.dfa_bytes) {
             Ok(_) => true,
             Err(_) => {
                 let shown: String = g.chars().take(40).collect();

@@ -18,7 +18,7 @@
 //! and `decision`. It is the only writer of the layout.
 
 mod inner;
-mod regex;
+pub(crate) mod regex;
 pub(crate) mod trie;
 
 use crate::check::{CRule, Checked, ToolInfo};

@@ -838,39 +838,15 @@ fn build_chunks(
     limits: Limits,
     out: &mut dyn FnMut(regex_automata::dfa::dense::DFA<Vec<u32>>, Vec<u32>),
 ) -> Result<(), Diagnostic> {
-    for chunk in patterns.chunks(CHUNK) {
-        build_chunk(chunk, limits, out)?;
-    }
-    Ok(())
-}
-
-fn build_chunk(
-    chunk: &[(String, u32)],
-    limits: Limits,
-    out: &mut dyn FnMut(regex_automata::dfa::dense::DFA<Vec<u32>>, Vec<u32>),
-) -> Result<(), Diagnostic> {
-    if chunk.is_empty() {
-        return Ok(());
-    }
-    let pats: Vec<&str> = chunk.iter().map(|(p, _)| p.as_str()).collect();
-    match pattern::build_anchored_dfa(&pats, limits.dfa_bytes) {
-        Ok(dfa) => {
-            out(dfa, chunk.iter().map(|(_, id)| *id).collect());
-            Ok(())
-        }
-        Err(_) if chunk.len() > 1 => {
-            let (a, b) = chunk.split_at(chunk.len() / 2);
-            build_chunk(a, limits, out)?;
-            build_chunk(b, limits, out)
-        }
-        Err(e) => {
-            let p = pats.first().copied().unwrap_or("");
-            Err(Diagnostic::new(
-                DiagnosticKind::TooComplex,
-                format!("the pattern `{p}` cannot be compiled within the limits: {e}"),
-            )
-            .with_token(p)
-            .with_help("simplify the pattern: bounded repetitions of large classes make DFAs grow exponentially"))
-        }
-    }
+    crate::compile::regex::split_build(patterns, CHUNK, limits, out).map_err(|e| {
+        Diagnostic::new(
+            DiagnosticKind::TooComplex,
+            format!(
+                "the pattern `{}` cannot be compiled within the limits: {}",
+                e.pattern, e.message
+            ),
+        )
+        .with_token(e.pattern.as_str())
+        .with_help("simplify the pattern: bounded repetitions of large classes make DFAs grow exponentially")
+    })
 }

@@ -23,7 +23,6 @@
 //!
 //! Depends on regex-syntax and regex-automata.
 
-use regex_automata::dfa::{dense, StartKind};
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
@@ -126,26 +125,6 @@ pub(crate) fn build_lazy(patterns: &[&str], limit: usize) -> Result<hybrid::dfa:
                 .utf8(false)
                 .nfa_size_limit(Some(limit)),
         )
-        .build_many(patterns)
-        .map_err(|e| first_line(&e.to_string()))
-}
-
-/// Builds one anchored DFA (`MatchKind::All`) reporting every pattern of
-/// `patterns` that matches a whole value: what the runtime's field-matcher
-/// walk runs, for segment globs with a single `*` ([`super::glob`]).
-pub(crate) fn build_anchored_dfa(
-    patterns: &[&str],
-    limit: usize,
-) -> Result<dense::DFA<Vec<u32>>, String> {
-    dense::Builder::new()
-        .configure(
-            dense::DFA::config()
-                .match_kind(MatchKind::All)
-                .start_kind(StartKind::Anchored)
-                .dfa_size_limit(Some(limit))
-                .determinize_size_limit(Some(limit)),
-        )
-        .thompson(thompson::Config::new().nfa_size_limit(Some(limit)))
         .build_many(patterns)
         .map_err(|e| first_line(&e.to_string()))
 }
