@@ -25,7 +25,7 @@ use toolgate_testing::reseal;
 
 use libfuzzer_sys::fuzz_target;
 use reseal::{reseal, sections};
-use toolgate::authensor::reference::AuthensorReference;
+use toolgate_reference::authensor::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
 use toolgate_testing::authensor::{Generator, Shape};
 

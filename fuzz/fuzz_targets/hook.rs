@@ -111,7 +111,7 @@ fuzz_target!(|data: &[u8]| {
         Err(d) => panic!("the target's settings do not build: {d}"),
     };
     let registry = toolgate::builtins::registry();
-    let reference = match toolgate::reference::Reference::build(&l.policy, &registry) {
+    let reference = match toolgate_reference::Reference::build(&l.policy, &registry) {
         Ok(r) => r,
         Err(d) => panic!("the target's settings do not build for the reference: {d}"),
     };

@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolgate::rubric::reference::RubricReference;
+use toolgate_reference::rubric::RubricReference;
 use toolgate::rubric::{Bundle, Request, RubricEngine, RubricEvaluator, RubricResult};
 use toolgate_testing::rubric::{Generator, Shape};
 

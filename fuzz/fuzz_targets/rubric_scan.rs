@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
-use toolgate::rubric::reference::RubricReference;
+use toolgate_reference::rubric::RubricReference;
 use toolgate::rubric::{Bundle, Request, RubricEngine, RubricEvaluator, RubricResult};
 
 fn comparable(r: &RubricResult) -> serde_json::Value {

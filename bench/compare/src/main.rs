@@ -33,9 +33,9 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use toolgate::policy::List;
-use toolgate::reference::Reference;
-use toolgate_testing::workload::Workload;
 use toolgate::{Decision, Engine, Evaluator, Registry};
+use toolgate_reference::Reference;
+use toolgate_testing::workload::Workload;
 use translate::{CedarSet, Merged};
 
 // ------------------------------------------------------- allocator count --
@@ -478,8 +478,8 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
                     && c.args
                         .str_member(&m.field)
                         .is_some_and(|v| match m.kind.as_str() {
-                            "glob" => toolgate::reference::glob_spec_matches(spec, v),
-                            _ => toolgate::reference::prefix_matches(spec, v),
+                            "glob" => toolgate_reference::glob_spec_matches(spec, v),
+                            _ => toolgate_reference::prefix_matches(spec, v),
                         })
             })
         })
@@ -514,7 +514,8 @@ fn run_size(n: usize, o: &Opts, clock: f64) -> (String, Vec<String>, usize) {
     };
 
     // The reference.
-    let (reference, b) = build(|| Reference::build(&w.policy(), &toolgate::builtins::registry()).unwrap());
+    let (reference, b) =
+        build(|| Reference::build(&w.policy(), &toolgate::builtins::registry()).unwrap());
     let (t, outs) = measure(calls.len(), 3, o.budget, 64, clock, |i| {
         let v = reference.would(&calls[i]);
         (v.decision, v.rule.map(|r| (r.text, r.source)))

@@ -19,10 +19,10 @@ use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use toolgate::artifact::LoadOptions;
-use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
-use toolgate::conformance::{run_file, EngineKind, Report};
 use toolgate::{Call, Decision, Diagnostic, Diagnostics, Engine, Evaluator, Policy, Verdict};
+use toolgate_reference::authensor::AuthensorReference;
+use toolgate_reference::conformance::{run_file, EngineKind, Report};
 
 const EXIT_IO: u8 = 1;
 const EXIT_INVALID: u8 = 4;
@@ -756,7 +756,8 @@ fn rubric_engine(
     b: &toolgate::rubric::Bundle,
     engine: EngineArg,
 ) -> Result<Box<dyn toolgate::rubric::RubricEvaluator>, ExitCode> {
-    use toolgate::rubric::{reference::RubricReference, RubricEngine};
+    use toolgate::rubric::RubricEngine;
+    use toolgate_reference::rubric::RubricReference;
     let built = match engine {
         EngineArg::Reference => return Ok(Box::new(RubricReference::new(b))),
         _ => RubricEngine::build(b),
@@ -1776,7 +1777,12 @@ fn test(
             std::fs::read_to_string(dir.join(p))
                 .map_err(|e| format!("cannot read the policy `{p}`: {e}"))
         };
-        let text = match toolgate::conformance::prepare(&text, f.ends_with(".toml"), only, &read) {
+        let text = match toolgate_reference::conformance::prepare(
+            &text,
+            f.ends_with(".toml"),
+            only,
+            &read,
+        ) {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("error: {f}: {e}");
@@ -2082,7 +2088,7 @@ fn decide_settings(
         }
     };
     let reference = if explain {
-        match toolgate::reference::Reference::build(&loaded.policy, &registry()) {
+        match toolgate_reference::Reference::build(&loaded.policy, &registry()) {
             Ok(r) => Some(r),
             Err(d) => {
                 eprint!("{}", d.render(None));
@@ -2115,9 +2121,9 @@ fn explain_refused() -> ExitCode {
 fn explainer(
     path: &str,
     format: Option<Format>,
-) -> Result<toolgate::reference::Reference, ExitCode> {
+) -> Result<toolgate_reference::Reference, ExitCode> {
     let policy = load(path, format)?;
-    toolgate::reference::Reference::build(&policy, &registry()).map_err(|d| {
+    toolgate_reference::Reference::build(&policy, &registry()).map_err(|d| {
         let text = read_text(path).unwrap_or_default();
         report(&d.in_file(path), &text)
     })
@@ -2129,7 +2135,7 @@ fn explainer(
 /// in the verdict.
 fn decide_explained(
     engine: &dyn Evaluator,
-    reference: &toolgate::reference::Reference,
+    reference: &toolgate_reference::Reference,
     calls: &str,
     intake: Intake,
     prep: &dyn Fn(Call) -> Call,
@@ -2274,7 +2280,7 @@ fn explain(
         }
     };
     let registry = registry();
-    let reference = match toolgate::reference::Reference::build(&policy, &registry) {
+    let reference = match toolgate_reference::Reference::build(&policy, &registry) {
         Ok(r) => r,
         Err(d) => {
             let text = read_text(path).unwrap_or_default();

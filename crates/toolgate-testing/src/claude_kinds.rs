@@ -1,5 +1,5 @@
 //! The Claude Code kinds `claude-bash`, `path` and `domain` against the reference's own
-//! reading of them (`toolgate::reference::kinds`): one specifier and one
+//! reading of them (`toolgate_reference::kinds`): one specifier and one
 //! call value, decided by the kind's `matches`, by the compiled tables of a
 //! one-rule policy (the lowering to exact, prefix, suffix, glob and regex
 //! patterns, or the callback), and by the reference.
@@ -326,10 +326,10 @@ pub fn check_kind(c: &KindCase) -> std::result::Result<Option<bool>, crate::Mism
     };
     let by_kind = kind.matches(&c.spec, &canonical);
     let by_reference = match c.kind {
-        KindName::Path => toolgate::reference::kinds::path_matches(&c.spec, &canonical),
-        KindName::PathFold => toolgate::reference::kinds::folded_path_matches(&c.spec, &canonical),
-        KindName::Domain => toolgate::reference::kinds::domain_matches(&c.spec, &canonical),
-        KindName::Bash => toolgate::reference::kinds::claude_bash_matches(&c.spec, &canonical),
+        KindName::Path => toolgate_reference::kinds::path_matches(&c.spec, &canonical),
+        KindName::PathFold => toolgate_reference::kinds::folded_path_matches(&c.spec, &canonical),
+        KindName::Domain => toolgate_reference::kinds::domain_matches(&c.spec, &canonical),
+        KindName::Bash => toolgate_reference::kinds::claude_bash_matches(&c.spec, &canonical),
     };
     let mut policy = Policy {
         default: Some(Decision::Allow),

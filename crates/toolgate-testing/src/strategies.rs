@@ -16,8 +16,8 @@ use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{json, Value};
 use toolgate::engine::Evaluator;
 use toolgate::policy::List;
-use toolgate::reference::Reference;
 use toolgate::{Call, Engine, Policy};
+use toolgate_reference::Reference;
 
 /// The atoms specifiers and values are made of: short, overlapping, with
 /// multi-byte characters and the bytes shell commands are made of.

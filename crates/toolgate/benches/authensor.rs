@@ -23,8 +23,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use std::time::Instant;
-use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
+use toolgate_reference::authensor::AuthensorReference;
 use toolgate_testing::authensor::Generator;
 
 const RULES_EACH: usize = 50;

@@ -38,8 +38,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::Value;
 use std::hint::black_box;
 use std::time::Duration;
-use toolgate::rubric::reference::RubricReference;
 use toolgate::rubric::{Bundle, Request, RubricEngine, RubricEvaluator};
+use toolgate_reference::rubric::RubricReference;
 use toolgate_testing::rubric::{Generator, Shape};
 
 fn workload(name: &str) -> (Bundle, Vec<Request>) {

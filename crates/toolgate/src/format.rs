@@ -28,6 +28,19 @@ pub enum Dialect {
     AsWritten,
 }
 
+/// Why a document was not formatted: it is not JSON, or a rule list of it
+/// does not parse (the message names it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FormatError(String);
+
+impl std::fmt::Display for FormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FormatError {}
+
 /// `text` (one JSON document) in the canonical layout, ending in a newline.
 ///
 /// # Errors
@@ -42,10 +55,10 @@ pub enum Dialect {
 /// assert_eq!(out, "{\n  \"default\": \"ask\",\n  \"deny\": [\n    \"bash(rm:*)\",\n    \"Read\"\n  ]\n}\n");
 /// assert_eq!(format_document(&out, Dialect::Toolgate).unwrap(), out);
 /// ```
-pub fn format_document(text: &str, dialect: Dialect) -> Result<String, String> {
-    let value = crate::json::parse_document(text).map_err(|e| e.to_string())?;
+pub fn format_document(text: &str, dialect: Dialect) -> Result<String, FormatError> {
+    let value = crate::json::parse_document(text).map_err(|e| FormatError(e.to_string()))?;
     let value = match dialect {
-        Dialect::Toolgate => toolgate_policy(value)?,
+        Dialect::Toolgate => toolgate_policy(value).map_err(FormatError)?,
         Dialect::ClaudeCode => claude_settings(value),
         Dialect::AsWritten => value,
     };
@@ -241,6 +254,6 @@ mod tests {
         assert_eq!(out, want);
         assert_eq!(format_document(&out, Dialect::Toolgate).unwrap(), out);
         let e = format_document(r#"{"deny": "Bash("}"#, Dialect::Toolgate).unwrap_err();
-        assert!(e.contains("`deny`"), "{e}");
+        assert!(e.to_string().contains("`deny`"), "{e}");
     }
 }

@@ -31,9 +31,10 @@
 //! * [`Engine`]: checks and compiles a policy, decides calls
 //!   ([`Engine::decide`], [`Engine::decide_batch`], [`Engine::would`]),
 //!   activates grant sets and filters offered tools.
-//! * [`reference`]: the reference evaluator, the plain oracle the compiled
-//!   engine is tested against.
-//! * [`conformance`]: the harness that runs conformance files on every engine.
+//! * The reference evaluators, the plain oracles the engines are tested
+//!   against, and the conformance harness are the crate
+//!   `toolgate-reference`, which depends on this one: nothing here can
+//!   call them.
 //! * [`Registry`]: matcher kinds and splitters.
 //! * [`rubric`]: Rubric bundles (policies of rules that AND conditions over
 //!   dot-path fields), compiled by [`conditions`] into the same tables.
@@ -62,7 +63,6 @@ pub mod check;
 pub mod claude;
 pub mod compile;
 pub mod conditions;
-pub mod conformance;
 pub mod diag;
 pub mod engine;
 pub mod format;
@@ -70,7 +70,6 @@ pub mod ir;
 pub mod kinds;
 pub mod open;
 pub mod policy;
-pub mod reference;
 pub mod rubric;
 pub mod syntax;
 

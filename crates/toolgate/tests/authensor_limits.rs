@@ -9,8 +9,8 @@
 )]
 
 use serde_json::json;
-use toolgate::authensor::reference::AuthensorReference;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Effect, Envelope, Policies};
+use toolgate_reference::authensor::AuthensorReference;
 
 #[test]
 fn many_sequences_over_a_long_session_stay_within_the_budget() {

@@ -8,7 +8,7 @@
 )]
 
 use std::path::{Path, PathBuf};
-use toolgate::conformance::{run_file, EngineKind, Report};
+use toolgate_reference::conformance::{run_file, EngineKind, Report};
 
 fn engines() -> Vec<EngineKind> {
     match std::env::var("TOOLGATE_ENGINES") {

@@ -13,7 +13,7 @@
     clippy::panic
 )]
 
-use toolgate::conformance::{run_file, EngineKind};
+use toolgate_reference::conformance::{run_file, EngineKind};
 use toolgate_testing::agentpolicy::{
     check_case, check_matcher, check_parse, check_policy_json, generate, Case, MatcherCase,
     Outcome, PolicyValue, Rng,

@@ -3,8 +3,8 @@
 //! verdict's decision, and the rule it says decided is the verdict's rule.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
-use toolgate::reference::{Outcome, Reference};
 use toolgate::Engine;
+use toolgate_reference::{Outcome, Reference};
 use toolgate_testing::workload::Workload;
 
 #[test]

@@ -12,11 +12,11 @@ mod common;
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use toolgate::reference::Reference;
 use toolgate::{
     Call, CallContext, Decision, Engine, Evaluator, Lowering, MatcherKind, Pattern, Policy,
     Registry,
 };
+use toolgate_reference::Reference;
 
 /// Paths: made absolute against the call's working directory, `.` and `..`
 /// resolved, a path that climbs above the root refused.
@@ -31,7 +31,7 @@ impl MatcherKind for Paths {
         Ok(Lowering::Patterns(vec![Pattern::Glob(spec.to_string())]))
     }
     fn matches(&self, spec: &str, value: &str) -> bool {
-        toolgate::reference::glob(spec, value)
+        toolgate_reference::glob(spec, value)
     }
     fn normalize<'v>(
         &self,

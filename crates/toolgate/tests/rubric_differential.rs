@@ -21,8 +21,8 @@
 
 use serde_json::{json, Value};
 use std::process::Command;
-use toolgate::rubric::reference::RubricReference;
 use toolgate::rubric::{Bundle, Request, RubricEngine, RubricEvaluator, RubricResult};
+use toolgate_reference::rubric::RubricReference;
 use toolgate_testing::rubric::{Generator, Shape};
 
 const PEER: &str = r#"

@@ -8,8 +8,8 @@
     clippy::panic
 )]
 
-use toolgate::reference::Reference;
 use toolgate::{Engine, Evaluator};
+use toolgate_reference::Reference;
 use toolgate_testing::workload::Workload;
 
 fn agree(rules: usize, calls: usize, seed: u64) {

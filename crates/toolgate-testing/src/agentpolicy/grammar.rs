@@ -2,8 +2,8 @@
 
 use toolgate::engine::Engine;
 use toolgate::policy::Policy;
-use toolgate::reference::Reference;
 use toolgate::syntax::parse_rules;
+use toolgate_reference::Reference;
 
 /// The parsing properties, for any text:
 ///

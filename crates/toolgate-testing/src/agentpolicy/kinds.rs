@@ -6,8 +6,8 @@
 //! which the built-in kinds never reach.
 
 use std::sync::Arc;
-use toolgate::reference::{glob_spec_matches, prefix_matches};
 use toolgate::registry::{Lowering, MatcherKind, Pattern};
+use toolgate_reference::{glob_spec_matches, prefix_matches};
 
 /// How a stand-in lowers its specifiers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use toolgate::call::Args;
 use toolgate::decision::Decision;
 use toolgate::engine::Engine;
 use toolgate::policy::{MatcherDecl, Policy, RuleDecl};
-use toolgate::reference::{glob_spec_matches, prefix_matches};
+use toolgate_reference::{glob_spec_matches, prefix_matches};
 
 /// The longest specifier the matcher cases lower to a regular expression.
 const MAX_REGEX_SPEC: usize = 48;

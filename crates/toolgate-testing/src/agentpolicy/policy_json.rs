@@ -10,7 +10,7 @@ use std::fmt;
 use toolgate::call::Call;
 use toolgate::engine::{Engine, Evaluator};
 use toolgate::policy::Policy;
-use toolgate::reference::Reference;
+use toolgate_reference::Reference;
 
 /// A JSON value shaped like a policy document, mutated.
 #[derive(Clone, Debug, PartialEq)]

@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use toolgate::call::{Args, Call, Subject};
-use toolgate::conformance::EngineKind;
 use toolgate::decision::Verdict;
 use toolgate::diag::Diagnostics;
 use toolgate::engine::{Engine, Evaluator, Grant};
 use toolgate::policy::{Policy, RuleLists, RuleSet, Source};
-use toolgate::reference::Reference;
 use toolgate::registry::{Registry, Splitter};
+use toolgate_reference::conformance::EngineKind;
+use toolgate_reference::Reference;
 
 /// Builds one engine for a policy.
 pub type Build = fn(&Policy, &Registry) -> Result<Box<dyn Evaluator>, Diagnostics>;

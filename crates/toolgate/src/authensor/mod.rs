@@ -7,7 +7,7 @@
 //! session's earlier actions. [`AuthensorEngine`] compiles the policies
 //! into condition-program tables ([`crate::conditions`], a first-match
 //! program) and decides envelopes into [`AuthensorResult`]s; it writes and
-//! loads artifacts. [`reference::AuthensorReference`] decides the same
+//! loads artifacts. `toolgate_reference::authensor::AuthensorReference` decides the same
 //! envelopes with plain loops over the policies, as the oracle.
 //!
 //! ```
@@ -34,7 +34,6 @@
 mod engine;
 mod envelope;
 mod policy;
-pub mod reference;
 
 pub use engine::AuthensorEngine;
 

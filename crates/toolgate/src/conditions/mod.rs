@@ -39,7 +39,7 @@
 //! Depends on `ir`, `compile` (the trie builder and the string writer),
 //! `runtime` (the program container, the walker, the work budget), `diag`,
 //! regex-syntax, regex-automata and aho-corasick. The reference interpreter
-//! ([`crate::rubric::reference`]) uses none of it.
+//! (`toolgate_reference::rubric`) uses none of it.
 
 pub(crate) mod compile;
 pub(crate) mod eval;

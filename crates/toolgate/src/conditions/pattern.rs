@@ -95,7 +95,8 @@ fn translate_text(pattern: &str) -> Result<String, String> {
 /// The syntax configuration every `matches` pattern is built with. UTF-8
 /// mode is off only so that the ASCII word boundaries the rewrite inserts
 /// (`(?-u:\B)`) are accepted; every other construct still reads UTF-8.
-pub(crate) fn syntax_config() -> syntax::Config {
+/// The references build their PikeVMs with it too.
+pub fn syntax_config() -> syntax::Config {
     syntax::Config::new().utf8(false)
 }
 

@@ -7,7 +7,7 @@
 //! ([`Bundle::compile_errors`]). [`RubricEngine`] compiles the bundle into
 //! condition-program tables ([`crate::conditions`]) and decides
 //! [`Request`]s into [`RubricResult`]s; it writes and loads artifacts as the
-//! rule-list engine does. [`reference::RubricReference`] decides the same
+//! rule-list engine does. `toolgate_reference::rubric::RubricReference` decides the same
 //! requests with plain loops over the bundle, as the oracle.
 //!
 //! ```
@@ -29,7 +29,6 @@
 //! depends on the bundle model only.
 
 mod bundle;
-pub mod reference;
 
 use crate::artifact::{self, LoadError};
 use crate::conditions::{self, Compiled, Outcome};
@@ -523,24 +522,32 @@ fn invalid_reason(why: &str) -> String {
     format!("the request could not be read: {why} \u{2014} failing closed")
 }
 
-/// The steps before the rules, shared by both evaluators' texts.
-pub(crate) fn frozen_result() -> RubricResult {
+/// The result of a request from a frozen agent. This and the other results
+/// of the steps before the rules are shared by the engine and the
+/// reference, so their texts are written once.
+pub fn frozen_result() -> RubricResult {
     RubricResult::coded(Code::AgentFrozen, REASON_AGENT_FROZEN)
 }
 
-pub(crate) fn gate_result(server: &str) -> RubricResult {
+/// The result of a request for a tool of an MCP server the gate does not
+/// approve.
+pub fn gate_result(server: &str) -> RubricResult {
     RubricResult::coded(Code::McpServerNotApproved, gate_reason(server))
 }
 
-pub(crate) fn no_policies_result() -> RubricResult {
+/// The result of a request when no bundle is loaded.
+pub fn no_policies_result() -> RubricResult {
     RubricResult::coded(Code::NoPolicies, REASON_NO_POLICIES)
 }
 
-pub(crate) fn invalid_result(why: &str) -> RubricResult {
+/// The result of a request that could not be read, and why.
+pub fn invalid_result(why: &str) -> RubricResult {
     RubricResult::coded(Code::InvalidRequest, invalid_reason(why))
 }
 
-pub(crate) fn compile_error_result(id: &str, version: u64) -> RubricResult {
+/// The result of a request that reached a policy whose pattern did not
+/// compile.
+pub fn compile_error_result(id: &str, version: u64) -> RubricResult {
     let mut r = RubricResult::coded(Code::PolicyCompileError, REASON_POLICY_COMPILE_ERROR);
     r.matched_policy_id = Some(id.to_string());
     r.matched_policy_version = Some(version);

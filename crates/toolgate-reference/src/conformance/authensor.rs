@@ -19,10 +19,12 @@
 
 use super::cases::record;
 use super::{EngineKind, Report};
-use crate::authensor::reference::AuthensorReference;
-use crate::authensor::{AuthensorEngine, AuthensorEvaluator, AuthensorResult, Envelope, Policies};
+use crate::authensor::AuthensorReference;
 use serde::Deserialize;
 use serde_json::Value;
+use toolgate::authensor::{
+    AuthensorEngine, AuthensorEvaluator, AuthensorResult, Envelope, Policies,
+};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

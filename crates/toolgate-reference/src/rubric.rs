@@ -7,14 +7,14 @@
 //! verdict on which `matches` patterns compile, and their RE2 rewrite) is
 //! shared, as the rule-list reference shares the grammar and `check`.
 
-use super::{
-    compile_error_result, frozen_result, gate_result, invalid_result, no_policies_result, Bundle,
-    Cond, Effect, Op, Operand, Request, RubricEvaluator, RubricResult,
-};
-use crate::conditions::pattern;
 use regex_automata::meta::Regex;
 use serde_json::Value;
 use std::time::Instant;
+use toolgate::conditions::pattern;
+use toolgate::rubric::{
+    compile_error_result, frozen_result, gate_result, invalid_result, no_policies_result, Bundle,
+    Cond, Effect, Op, Operand, Request, RubricEvaluator, RubricResult,
+};
 
 /// The reference interpreter over a bundle (or none).
 #[derive(Clone, Debug, Default)]

@@ -1,16 +1,16 @@
 //! The case shapes and how each is run.
 
 use super::{expect_text, Report};
-use crate::call::{Args, Call, Subject};
-use crate::decision::{Decision, Verdict};
-use crate::diag::DiagnosticKind;
-use crate::engine::{Engine, Evaluator};
-use crate::policy::{Policy, RuleLists, RuleSet, Source};
-use crate::registry::{Registry, Splitter};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use toolgate::call::{Args, Call, Subject};
+use toolgate::decision::{Decision, Verdict};
+use toolgate::diag::DiagnosticKind;
+use toolgate::engine::{Engine, Evaluator};
+use toolgate::policy::{Policy, RuleLists, RuleSet, Source};
+use toolgate::registry::{Registry, Splitter};
 
 /// An engine the harness can run cases on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -49,18 +49,16 @@ impl EngineKind {
         self,
         policy: &Policy,
         registry: &Registry,
-    ) -> Result<Box<dyn Evaluator>, crate::Diagnostics> {
+    ) -> Result<Box<dyn Evaluator>, toolgate::Diagnostics> {
         match self {
-            EngineKind::Reference => Ok(Box::new(crate::reference::Reference::build(
-                policy, registry,
-            )?)),
+            EngineKind::Reference => Ok(Box::new(crate::Reference::build(policy, registry)?)),
             EngineKind::Compiled => Ok(Box::new(
                 Engine::build_with(policy, registry)?.into_session(),
             )),
             EngineKind::Artifact => {
                 let bytes = Engine::build_with(policy, registry)?.to_bytes();
                 let loaded = Engine::from_bytes_with(&bytes, registry).map_err(|e| {
-                    crate::Diagnostics::one(crate::Diagnostic::new(
+                    toolgate::Diagnostics::one(toolgate::Diagnostic::new(
                         DiagnosticKind::Artifact,
                         e.to_string(),
                     ))
@@ -186,7 +184,7 @@ struct ErrOut {
 fn run_grammar(file: &str, f: &GrammarFile) -> Report {
     let mut r = Report::default();
     for c in &f.cases {
-        let got = crate::syntax::parse_rules(&c.input);
+        let got = toolgate::syntax::parse_rules(&c.input);
         let failure = match (&c.rules, &c.error, got) {
             (Some(want), None, Ok(rules)) => {
                 let got: Vec<(String, Option<String>)> = rules
@@ -328,7 +326,7 @@ fn run_matchers(file: &str, f: &MatchersFile, engines: &[EngineKind]) -> Report 
             default: Some(Decision::Allow),
             ..Policy::default()
         };
-        policy.matchers.push(crate::policy::MatcherDecl {
+        policy.matchers.push(toolgate::policy::MatcherDecl {
             tool: "t".into(),
             kind: Some(c.matcher.clone()),
             field: Some(field.clone()),
@@ -338,7 +336,7 @@ fn run_matchers(file: &str, f: &MatchersFile, engines: &[EngineKind]) -> Report 
         policy
             .host
             .deny
-            .push(crate::policy::RuleDecl::new("t", Some(&c.spec)));
+            .push(toolgate::policy::RuleDecl::new("t", Some(&c.spec)));
         for &e in engines {
             let got = match e {
                 EngineKind::Reference => reference_spec_matches(&c.matcher, &c.spec, &field, &args),
@@ -381,9 +379,9 @@ fn reference_spec_matches(
         .and_then(|v| v.get(field).and_then(Value::as_str).map(str::to_string));
     let Some(value) = value else { return Ok(false) };
     match kind {
-        "prefix" => Ok(crate::reference::prefix_matches(spec, &value)),
-        "glob" => Ok(crate::reference::glob_spec_matches(spec, &value)),
-        other => match crate::builtins::registry().kind(other) {
+        "prefix" => Ok(crate::prefix_matches(spec, &value)),
+        "glob" => Ok(crate::glob_spec_matches(spec, &value)),
+        other => match toolgate::builtins::registry().kind(other) {
             Some(k) => Ok(k.matches(spec, &value)),
             None => Err(format!("no matcher kind `{other}`")),
         },
@@ -547,12 +545,12 @@ struct CorpusSplitter {
 }
 
 impl Splitter for CorpusSplitter {
-    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, crate::error::SplitError> {
+    fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, toolgate::error::SplitError> {
         match self
             .answers
             .get(&(tool.to_string(), args.raw().to_string()))
         {
-            Some(a) => a.clone().map_err(crate::error::SplitError::from),
+            Some(a) => a.clone().map_err(toolgate::error::SplitError::from),
             None => Ok(vec![Subject::new(args.clone(), "")]),
         }
     }
@@ -632,7 +630,8 @@ fn policy_for(file: &DecisionsFile, case: &DecisionCase) -> Result<Policy, Strin
             .collect();
         obj.insert("aliases".into(), Value::Object(a));
     }
-    crate::policy::doc::from_value(&doc, None).map_err(|d| format!("the policy does not read: {d}"))
+    toolgate::policy::doc::from_value(&doc, None)
+        .map_err(|d| format!("the policy does not read: {d}"))
 }
 
 pub(super) fn run_decisions(file: &str, f: &DecisionsFile, engines: &[EngineKind]) -> Report {
@@ -661,7 +660,7 @@ pub(super) fn run_decisions(file: &str, f: &DecisionsFile, engines: &[EngineKind
 
 fn run_case(case: &DecisionCase, policy: &Policy, e: EngineKind) -> Vec<String> {
     let mut out = Vec::new();
-    let mut registry = crate::builtins::registry();
+    let mut registry = toolgate::builtins::registry();
     registry.add_splitter("corpus", Arc::new(splitter_for(case)));
     let built = e.build(policy, &registry);
     let mut engine = match (built, &case.build_error) {

@@ -14,16 +14,16 @@
 //! `<home>/.claude/settings.json` for `user` (the default scope),
 //! `<project_dir>/.claude/settings.json` for `project`, and so on. A call
 //! without a `cwd` runs in the project directory. Calls pass through
-//! [`crate::claude::prepare_call`], as the hook's and `decide`'s do, and are
+//! [`toolgate::claude::prepare_call`], as the hook's and `decide`'s do, and are
 //! decided on every engine: the reference, the compiled tables and the
 //! tables loaded from their artifact.
 
 use super::cases::{compare, make_call, read_call, record, CallCase, EngineKind, Offer};
 use super::Report;
-use crate::call::Call;
-use crate::claude::{self, Environment, Scope, SettingsFile};
 use serde::Deserialize;
 use serde_json::Value;
+use toolgate::call::Call;
+use toolgate::claude::{self, Environment, Scope, SettingsFile};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -150,8 +150,8 @@ fn run_case(case: &ClaudeCase, engines: &[EngineKind]) -> Vec<String> {
             ));
         }
     }
-    let mut registry = crate::builtins::registry();
-    for k in crate::kinds::path_kinds(Some(&home)) {
+    let mut registry = toolgate::builtins::registry();
+    for k in toolgate::kinds::path_kinds(Some(&home)) {
         registry.add_kind(k);
     }
     let call = |c: &CallCase, n: usize| -> Call {

@@ -2,17 +2,17 @@
 
 use super::decide::block_suffix;
 use super::Reference;
-use crate::call::{Args, Call, Subject};
-use crate::decision::Decision;
-use crate::engine::Evaluator;
-use crate::policy::{Policy, RuleLists, RuleSet, Source};
-use crate::registry::Splitter;
 use std::sync::Arc;
+use toolgate::call::{Args, Call, Subject};
+use toolgate::decision::Decision;
+use toolgate::engine::Evaluator;
+use toolgate::policy::{Policy, RuleLists, RuleSet, Source};
+use toolgate::registry::Splitter;
 
 fn reference(doc: &str) -> Reference {
     Reference::build(
         &Policy::from_json(doc).unwrap(),
-        &crate::builtins::registry(),
+        &toolgate::builtins::registry(),
     )
     .unwrap()
 }
@@ -44,7 +44,7 @@ fn set(name: &str, rank: i64, trusted: bool, allow: &str, deny: &str, ask: &str)
 struct AndSplitter;
 
 impl Splitter for AndSplitter {
-    fn split(&self, _tool: &str, args: &Args) -> Result<Vec<Subject>, crate::error::SplitError> {
+    fn split(&self, _tool: &str, args: &Args) -> Result<Vec<Subject>, toolgate::error::SplitError> {
         let command = args.str_member("command").ok_or("no command")?;
         if command.contains("$(") {
             return Err("command substitution is not supported".into());
@@ -76,7 +76,7 @@ impl Splitter for AndSplitter {
 }
 
 fn split_reference(doc: &str) -> Reference {
-    let mut registry = crate::builtins::registry();
+    let mut registry = toolgate::builtins::registry();
     registry.add_splitter("and", Arc::new(AndSplitter));
     Reference::build(&Policy::from_json(doc).unwrap(), &registry).unwrap()
 }

@@ -7,11 +7,11 @@
 
 use super::decide::Active;
 use super::{expand, Origin, Reference, Rule};
-use crate::call::Call;
-use crate::decision::{Decision, Verdict};
-use crate::policy::List;
-use crate::Evaluator;
 use serde_json::{json, Value};
+use toolgate::call::Call;
+use toolgate::decision::{Decision, Verdict};
+use toolgate::policy::List;
+use toolgate::Evaluator;
 
 /// What became of one rule for one subject.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -199,7 +199,7 @@ impl Reference {
     /// tool and what became of it, and the withheld allow rules.
     ///
     /// ```
-    /// use toolgate::reference::Reference;
+    /// use toolgate_reference::Reference;
     /// use toolgate::{Call, Policy};
     /// let policy = Policy::from_json(r#"{"default": "ask",
     ///     "matchers": {"bash": {"match": "glob", "field": "command", "split": "shell"}},
@@ -259,7 +259,10 @@ impl Reference {
     }
 
     /// The subjects with their tools and canonical arguments.
-    fn traced_subjects(&self, call: &Call) -> Result<Vec<(String, crate::call::Subject)>, String> {
+    fn traced_subjects(
+        &self,
+        call: &Call,
+    ) -> Result<Vec<(String, toolgate::call::Subject)>, String> {
         let splitter = self
             .policy
             .matcher(&call.tool)
@@ -284,7 +287,7 @@ impl Reference {
         &self,
         active: &Active<'_>,
         tool: &str,
-        s: &crate::call::Subject,
+        s: &toolgate::call::Subject,
         confined: bool,
     ) -> SubjectTrace {
         let args = &s.args;

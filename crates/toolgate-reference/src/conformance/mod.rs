@@ -8,7 +8,7 @@
 //! * **decisions**: `{"matchers"?, "cases": [{"name", "policy", ...}]}`,
 //!   agentpolicy's `decisions.json` and toolgate's own cases alike;
 //! * **claude-code**: `{"cases": [{"name", "settings", ...}]}`: Claude Code
-//!   settings files read by the front end ([`crate::claude`]), then calls
+//!   settings files read by the front end ([`toolgate::claude`]), then calls
 //!   decided as the decision cases decide them.
 //! * **rubric**: `{"cases": [{"name", "bundle", "requests", ...}]}`, Rubric
 //!   bundles and the results their requests get (see `rubric.rs`).

@@ -1,9 +1,9 @@
 //! Grant sets (§13.3), revocation (§13.4) and offer filtering (§15).
 
 use super::{normal_scope, ActiveSet, Lists, Origin, Reference, Rule};
-use crate::engine::{Grant, Refusal};
-use crate::policy::{List, RuleSet};
-use crate::quote::go_quote;
+use toolgate::engine::{Grant, Refusal};
+use toolgate::policy::{List, RuleSet};
+use toolgate::quote::go_quote;
 
 impl Reference {
     /// Why a rule of list `l` could never fire, if it could not: no tool

@@ -1,4 +1,24 @@
-//! The reference evaluator: the specification written as plainly as possible.
+//! toolgate's reference evaluators and its conformance harness: each
+//! specification written as plainly as possible, and the harness that holds
+//! every engine to them.
+//!
+//! * the crate root: agentpolicy's reference ([`Reference`]), with its own
+//!   reading of the built-in Claude Code kinds ([`kinds`]) and its walk for
+//!   explanations ([`Explanation`]);
+//! * [`rubric`]: Rubric's ([`rubric::RubricReference`]);
+//! * [`authensor`]: Authensor's ([`authensor::AuthensorReference`]);
+//! * [`conformance`]: the harness that runs conformance files and test
+//!   files on the references, the compiled tables and the tables loaded from
+//!   their artifact.
+//!
+//! The crate depends on `toolgate` for the document models, the grammar,
+//! the intake of calls and requests, `check` (the build errors), the result
+//! types and texts, and the `Evaluator` trait; never on its compiler, its
+//! walkers or its built-in kinds, which `.ci/layering.sh` checks on the paths
+//! this crate names. Production code in `toolgate` cannot call it at all:
+//! the dependency runs the other way.
+//!
+//! ## agentpolicy
 //!
 //! It reads the policy document model directly, merges the sources, expands
 //! the aliases and decides calls with loops over the rules and a
@@ -19,6 +39,17 @@
 //! Everything here favours being obviously right over being fast: every
 //! decision walks every rule of every list.
 
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+
 mod decide;
 mod explain;
 mod grants;
@@ -27,15 +58,19 @@ pub mod kinds;
 #[cfg(test)]
 mod tests;
 
+pub mod authensor;
+pub mod conformance;
+pub mod rubric;
+
 pub use explain::{Explanation, Outcome, RuleTrace, SubjectTrace};
 
-use crate::check;
-use crate::decision::Decision;
-use crate::diag::DiagnosticKind;
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::Ir;
-use crate::policy::{List, Policy, RuleDecl, Source};
-use crate::registry::Registry;
+use toolgate::check;
+use toolgate::decision::Decision;
+use toolgate::diag::DiagnosticKind;
+use toolgate::diag::{Diagnostic, Diagnostics};
+use toolgate::ir::Ir;
+use toolgate::policy::{List, Policy, RuleDecl, Source};
+use toolgate::registry::Registry;
 
 /// agentpolicy's PrefixMatcher on one string: `P:*` matches values starting
 /// with `P`; any other specifier matches the value exactly.
@@ -152,7 +187,7 @@ struct Rule {
     /// The rule's source.
     origin: Origin,
     /// Whether the rule is a server-bounded allow glob
-    /// ([`crate::policy::ServerAllow`]).
+    /// ([`toolgate::policy::ServerAllow`]).
     bound: bool,
 }
 
@@ -232,7 +267,7 @@ struct ActiveSet {
 /// grant sets in force.
 ///
 /// ```
-/// use toolgate::reference::Reference;
+/// use toolgate_reference::Reference;
 /// use toolgate::{Call, Decision, Evaluator, Policy};
 /// let policy = Policy::from_json(r#"{
 ///     "default": "ask",
@@ -371,20 +406,20 @@ fn normal_scope(scope: Option<&str>) -> Option<&str> {
     scope.filter(|s| !s.is_empty())
 }
 
-impl crate::engine::Evaluator for Reference {
-    fn decide_batch(&self, calls: &[crate::call::Call]) -> Vec<crate::decision::Verdict> {
+impl toolgate::engine::Evaluator for Reference {
+    fn decide_batch(&self, calls: &[toolgate::call::Call]) -> Vec<toolgate::decision::Verdict> {
         self.decide_batch_plain(calls)
     }
 
-    fn would(&self, call: &crate::call::Call) -> crate::decision::Verdict {
+    fn would(&self, call: &toolgate::call::Call) -> toolgate::decision::Verdict {
         self.decide_call(call).verdict
     }
 
     fn grant_set(
         &mut self,
-        set: &crate::policy::RuleSet,
+        set: &toolgate::policy::RuleSet,
         scope: Option<&str>,
-    ) -> crate::engine::Grant {
+    ) -> toolgate::engine::Grant {
         self.activate(set, scope)
     }
 

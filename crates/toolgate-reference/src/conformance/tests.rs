@@ -154,7 +154,7 @@ pub(super) fn run(name: &str, v: Value, engines: &[EngineKind]) -> Result<Report
 /// file.
 ///
 /// ```
-/// use toolgate::conformance::prepare;
+/// use toolgate_reference::conformance::prepare;
 /// let test = "policy = \"p.json\"\n[[tests]]\ntool = \"bash\"\ndecision = \"ask\"\n";
 /// let read = |path: &str| {
 ///     assert_eq!(path, "p.json");

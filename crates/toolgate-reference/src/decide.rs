@@ -3,9 +3,9 @@
 //! (§14).
 
 use super::{normal_scope, ActiveSet, Reference, Rule};
-use crate::call::{Args, Call, Subject};
-use crate::decision::{Decision, RuleRef, Verdict};
-use crate::quote::go_quote;
+use toolgate::call::{Args, Call, Subject};
+use toolgate::decision::{Decision, RuleRef, Verdict};
+use toolgate::quote::go_quote;
 
 /// The lists a call is decided over (§8.1): the policy's, then the active
 /// grant sets' (the unscoped sets first, then the sets of the call's scope,
@@ -298,7 +298,7 @@ impl Reference {
         let Some(value) = args.str_member(field) else {
             return Ok(args.clone());
         };
-        let context = crate::registry::CallContext { cwd };
+        let context = toolgate::registry::CallContext { cwd };
         let canonical = kind.normalize(value, &context).map_err(|e| e.to_string())?;
         if canonical == value {
             return Ok(args.clone());
@@ -323,7 +323,7 @@ impl Reference {
 
         // A tool name that holds a control character, and arguments that
         // could not be read, block the call.
-        let shown = crate::json::shown(&call.tool);
+        let shown = toolgate::json::shown(&call.tool);
         if let Some(e) = call.intake_error() {
             verdict.reason = format!("{shown} call could not be evaluated: {e}");
             return Decided {

@@ -17,10 +17,10 @@
 
 use super::cases::record;
 use super::{EngineKind, Report};
-use crate::rubric::reference::RubricReference;
-use crate::rubric::{Bundle, Request, RubricEngine, RubricEvaluator, RubricResult};
+use crate::rubric::RubricReference;
 use serde::Deserialize;
 use serde_json::Value;
+use toolgate::rubric::{Bundle, Request, RubricEngine, RubricEvaluator, RubricResult};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -10,15 +10,15 @@
 //! policy reader (and with it which `regex` patterns compile, and their
 //! RE2 rewrite), the envelope intake and the result's texts.
 
-use super::{
+use regex_automata::meta::Regex;
+use serde_json::Value;
+use toolgate::authensor::{
     budget_currency_reason, budget_not_number_reason, default_reason, max_actions_reason,
     risk_reason, AuthensorEvaluator, AuthensorResult, Budget, Condition, Effect, Envelope,
     MatchedRule, Operator, Policies, Policy, SessionRules, SessionViolation, Violation,
     REASON_NO_MATCH,
 };
-use crate::conditions::pattern;
-use regex_automata::meta::Regex;
-use serde_json::Value;
+use toolgate::conditions::pattern;
 
 /// The reference interpreter over policies.
 #[derive(Clone, Debug)]
