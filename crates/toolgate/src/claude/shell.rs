@@ -16,7 +16,7 @@ use crate::shell::{ShellConfig, ShellSplitter};
 /// Code applies Read and Edit denies to `cat`, `head`, `tail` and `sed`;
 /// toolgate to every program of its lists. A file the command names only
 /// as a pattern (`cat ~/.ss?/id_rsa`, `grep -r x ~`, `cat $f`) is a
-/// subject of [`READ_REACH`] or [`EDIT_REACH`], whose rules (the Read and
+/// subject of `READ_REACH` or `EDIT_REACH`, whose rules (the Read and
 /// Edit deny and ask rules, as asks) say whether one of its files could be
 /// covered. Relative paths follow `cd` (§5.2).
 ///

@@ -5,10 +5,10 @@
 //!
 //! Each kind lowers its specifiers into the compiler's patterns (exact,
 //! prefix, suffix, glob, regular expression) and answers
-//! [`MatcherKind::matches`](crate::registry::MatcherKind::matches) on its
+//! [`MatcherKind::matches`] on its
 //! own, without the lowering, so that the reference evaluator holds the
 //! tables to an independent reading. `path` and `domain` canonicalise the
-//! call's value first ([`MatcherKind::normalize`](crate::registry::MatcherKind::normalize)):
+//! call's value first ([`MatcherKind::normalize`]):
 //! a path made absolute and lexically clean against the call's working
 //! directory, the host of a URL as a browser reads it. A value they cannot
 //! read unambiguously is an error, which denies the call.
