@@ -407,6 +407,12 @@ impl<'a> Engine<'a> {
         }
         ids.sort_unstable();
         ids.dedup();
+        // A server-bounded glob the walk over tool names met meets only its
+        // server's tools, as the decision's acceptance says.
+        ids.retain(|&id| {
+            p.rule(id).flags & crate::runtime::program::F_SERVER == 0
+                || crate::glob::server_bounded(p.rule_tool(id), tool)
+        });
         ids.into_iter().map(|id| rule_ref(p, id)).collect()
     }
 

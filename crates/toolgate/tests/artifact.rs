@@ -551,7 +551,13 @@ fn duplicate_rules_fold_into_one_with_a_warning() {
 #[test]
 fn server_bounded_globs_require_their_feature() {
     use toolgate::runtime::program::{F_SERVER, H_RULES, RULE_WORDS};
-    let mut p = Policy::from_json(r#"{"default": "ask", "deny": "mcp__gh__delete_repo"}"#).unwrap();
+    // `mcp__gh__a__b` is a tool the tables name (it has a matcher), so the
+    // glob is sorted to it at compile time as well as met at run time.
+    let mut p = Policy::from_json(
+        r#"{"default": "ask", "deny": "mcp__gh__delete_repo",
+            "matchers": {"mcp__gh__a__b": {"match": "prefix", "field": "q"}}}"#,
+    )
+    .unwrap();
     let plain = Engine::build_with(&p, &registry()).unwrap().to_bytes();
     let h = artifact::header(&plain).unwrap();
     assert_eq!(
@@ -585,6 +591,23 @@ fn server_bounded_globs_require_their_feature() {
     ] {
         assert_eq!(loaded.decide(&Call::new(tool, "{}")).reason, want, "{tool}");
     }
+    // The rules a call meets agree: the glob meets only its server's tools.
+    let meets = |tool: &str| -> Vec<String> {
+        loaded
+            .matching_rules(tool, &toolgate::call::Args::from_json("{}"))
+            .into_iter()
+            .map(|r| r.text)
+            .collect()
+    };
+    assert_eq!(meets("mcp__gh__list"), ["mcp__gh"]);
+    assert!(meets("mcp__gh__x__y").is_empty());
+    assert!(meets("mcp__gh__a__b").is_empty());
+    assert_eq!(
+        loaded
+            .decide(&Call::new("mcp__gh__a__b", r#"{"q": "x"}"#))
+            .reason,
+        "no rule allows mcp__gh__a__b: approval required by default"
+    );
     // The flag on the deny rule (rule 0), behind resealed checksums.
     let base = words_at(&bytes);
     let word = |b: &[u8], i: usize| {

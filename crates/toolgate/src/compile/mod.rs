@@ -173,7 +173,12 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
             }
             if crate::glob::matches(pattern, name) {
                 if let Some(v) = named_by_glob.get_mut(k) {
-                    v.extend_from_slice(ids);
+                    // A server-bounded glob names only its server's tools.
+                    v.extend(ids.iter().copied().filter(|&id| {
+                        all.get(id as usize).is_none_or(|(_, r)| {
+                            !r.bound || crate::glob::server_bounded(pattern, name)
+                        })
+                    }));
                 }
             }
         }
