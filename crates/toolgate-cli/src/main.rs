@@ -83,6 +83,11 @@ enum Command {
         /// carve-out that reaches nothing, a rule written twice.
         #[arg(long, alias = "deny-warnings")]
         strict: bool,
+        /// The host whose calls the policy will decide: warn of every tool
+        /// it never sends under the policy's spelling (`bash` for Claude
+        /// Code's `Bash`).
+        #[arg(long, value_enum)]
+        host: Option<HostArg>,
     },
     /// Compile a policy (or a Rubric bundle, or Authensor policies) to a
     /// binary artifact that `decide --bundle` loads.
@@ -308,6 +313,15 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Print the manual page (roff) to standard output, or write one page
+    /// per subcommand into a directory.
+    ///
+    /// Example: `toolgate man --dir /usr/local/share/man/man1`
+    Man {
+        /// Write `toolgate.1` and `toolgate-SUBCOMMAND.1` here instead.
+        #[arg(long)]
+        dir: Option<String>,
+    },
     /// Run test files (a policy and the decisions its calls should get;
     /// `spec/testing.md`) and conformance files on every engine.
     ///
@@ -341,6 +355,20 @@ enum Format {
     Rubric,
     /// Authensor policies: one policy object, or a list of them.
     Authensor,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum HostArg {
+    /// Claude Code's tools: `Bash`, `Read`, `Edit`, `WebFetch`, …
+    ClaudeCode,
+}
+
+impl HostArg {
+    fn host(self) -> toolgate::check::Host {
+        match self {
+            HostArg::ClaudeCode => toolgate::check::Host::ClaudeCode,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -433,11 +461,13 @@ fn main() -> ExitCode {
             policy,
             format,
             strict,
+            host,
         } => {
             STRICT.store(strict, Ordering::Relaxed);
             // Every file is checked, so one run reports every broken file;
             // the exit code is the first failure's.
-            let codes: Vec<ExitCode> = policy.iter().map(|p| check(p, format)).collect();
+            let host = host.map(HostArg::host);
+            let codes: Vec<ExitCode> = policy.iter().map(|p| check(p, format, host)).collect();
             codes
                 .into_iter()
                 .find(|c| *c != ExitCode::SUCCESS)
@@ -537,7 +567,7 @@ fn main() -> ExitCode {
                                 return match rubric_bundle(p, format) {
                                     Err(code) => code,
                                     Ok(Some(_)) if explain => explain_refused(),
-                                    Ok(Some(b)) => match rubric_engine(&b, engine) {
+                                    Ok(Some(b)) => match rubric_engine(&b, engine, p) {
                                         Ok(e) => decide_rubric(e.as_ref(), &calls, intake),
                                         Err(code) => code,
                                     },
@@ -618,6 +648,7 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut Cli::command(), "toolgate", &mut script);
             out(&String::from_utf8_lossy(&script))
         }
+        Command::Man { dir } => man(dir.as_deref()),
         Command::Explain {
             policy,
             format,
@@ -634,6 +665,34 @@ const STDIN_POLICY_LIMIT: u64 = 64 << 20;
 /// The text of the policy file `path`, or of standard input for `-` (read
 /// once, whoever asks first, and kept: detecting a policy's dialect reads
 /// it more than once).
+/// The manual: generated from the same definitions as `--help`, so the
+/// two never disagree.
+fn man(dir: Option<&str>) -> ExitCode {
+    use clap::CommandFactory;
+    let written = match dir {
+        Some(d) => std::fs::create_dir_all(d)
+            .and_then(|()| clap_mangen::generate_to(Cli::command(), d))
+            .map(|()| String::new()),
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .map(|()| String::from_utf8_lossy(&page).into_owned())
+        }
+    };
+    match written {
+        Ok(page) if dir.is_none() => out(&page),
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!(
+                "error: the manual cannot be written to `{}`: {e}",
+                dir.unwrap_or("-")
+            );
+            ExitCode::from(EXIT_IO)
+        }
+    }
+}
+
 fn read_text(path: &str) -> std::io::Result<String> {
     static STDIN: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
     if path != "-" {
@@ -680,9 +739,12 @@ fn load(path: &str, _format: Option<Format>) -> Result<Policy, ExitCode> {
     }
 }
 
+/// Prints the diagnostics that stopped a build, in document order, each
+/// pointed at its place in `text`, and gives the exit code.
 fn report(d: &Diagnostics, text: &str) -> ExitCode {
+    let d = &d.clone().locate(text);
     if JSON_ERRORS.load(Ordering::Relaxed) {
-        for one in d.iter() {
+        for one in d.in_document_order() {
             emit(one, Some(text));
         }
         return ExitCode::from(EXIT_INVALID);
@@ -738,8 +800,10 @@ fn rubric_bundle(
     match toolgate::rubric::Bundle::from_value(&value) {
         Ok(b) => {
             for w in &b.warnings {
-                let d = toolgate::Diagnostics::one(w.clone()).in_file(path);
-                emit(&d.first().clone().as_warning(), None);
+                let d = toolgate::Diagnostics::one(w.clone())
+                    .in_file(path)
+                    .locate(&text);
+                emit(&d.first().clone().as_warning(), Some(&text));
                 warned();
             }
             for e in b.compile_errors() {
@@ -755,6 +819,7 @@ fn rubric_bundle(
 fn rubric_engine(
     b: &toolgate::rubric::Bundle,
     engine: EngineArg,
+    path: &str,
 ) -> Result<Box<dyn toolgate::rubric::RubricEvaluator>, ExitCode> {
     use toolgate::rubric::RubricEngine;
     use toolgate_reference::rubric::RubricReference;
@@ -762,7 +827,8 @@ fn rubric_engine(
         EngineArg::Reference => return Ok(Box::new(RubricReference::new(b))),
         _ => RubricEngine::build(b),
     };
-    let built = built.map_err(|d| report(&d, ""))?;
+    let built =
+        built.map_err(|d| report(&d.in_file(path), &read_text(path).unwrap_or_default()))?;
     match engine {
         EngineArg::Artifact => {
             let bytes = built.to_bytes().unwrap_or_default();
@@ -822,7 +888,8 @@ fn authensor_engine(
     if let EngineArg::Reference = engine {
         return Ok(Box::new(AuthensorReference::new(ps)));
     }
-    let built = AuthensorEngine::build(ps).map_err(|d| report(&d.in_file(path), ""))?;
+    let built = AuthensorEngine::build(ps)
+        .map_err(|d| report(&d.in_file(path), &read_text(path).unwrap_or_default()))?;
     if let EngineArg::Artifact = engine {
         let bytes = built.to_bytes();
         return match AuthensorEngine::from_bytes(&bytes) {
@@ -841,7 +908,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn check(path: &str, format: Option<Format>) -> ExitCode {
+fn check(path: &str, format: Option<Format>, host: Option<toolgate::check::Host>) -> ExitCode {
     WARNINGS.store(0, Ordering::Relaxed);
     let test_file = read_text(path).ok().is_some_and(|t| {
         toolgate::json::parse_document(&t)
@@ -880,7 +947,7 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
     match rubric_bundle(path, format) {
         Err(code) => return code,
         Ok(Some(b)) => {
-            return match rubric_engine(&b, EngineArg::Compiled) {
+            return match rubric_engine(&b, EngineArg::Compiled, path) {
                 Ok(_) => checked(path, " (a Rubric bundle)"),
                 Err(code) => code,
             }
@@ -888,7 +955,17 @@ fn check(path: &str, format: Option<Format>) -> ExitCode {
         Ok(None) => {}
     }
     match build_policy(path, format) {
-        Ok(_) => checked(path, ""),
+        Ok(_) => {
+            if let (Some(host), Ok(policy)) = (host, load(path, format)) {
+                let text = read_text(path).unwrap_or_default();
+                for mut w in toolgate::check::host_mismatches(&policy, host) {
+                    w.location.file = path.to_string();
+                    emit(&w, Some(&text));
+                    warned();
+                }
+            }
+            checked(path, "")
+        }
         Err(code) => code,
     }
 }
@@ -1962,9 +2039,14 @@ fn load_settings(
     }
     toolgate::claude::load(&files, env).map_err(|d| {
         let mut s = String::new();
-        for x in d.iter() {
-            s.push_str(&x.render(None));
+        for x in d.in_document_order() {
+            let text = files.iter().find(|f| f.path == x.location.file);
+            s.push_str(&x.render(text.map(|f| f.text.as_str())));
         }
+        s.push_str(&format!(
+            "{} in the settings\n",
+            plural(d.len(), "error", "errors")
+        ));
         s
     })
 }
@@ -2024,7 +2106,6 @@ fn settings_policy(path: &str, trust_project: bool) -> Result<toolgate::claude::
     };
     let loaded = load_settings(&[file], &env).map_err(|e| {
         eprint!("{e}");
-        eprintln!("the settings cannot be used");
         ExitCode::from(EXIT_INVALID)
     })?;
     for w in &loaded.warnings {
@@ -2069,12 +2150,11 @@ fn decide_settings(
         Ok(l) => l,
         Err(e) => {
             eprint!("{e}");
-            eprintln!("the settings cannot be used");
-            return ExitCode::from(if e.starts_with("error: cannot read") {
-                EXIT_IO
-            } else {
-                EXIT_INVALID
-            });
+            let unreadable = e.starts_with("error: cannot read");
+            if unreadable {
+                eprintln!("the settings cannot be used");
+            }
+            return ExitCode::from(if unreadable { EXIT_IO } else { EXIT_INVALID });
         }
     };
     for w in loaded.warnings.iter().chain(&loaded.unknown_tools) {

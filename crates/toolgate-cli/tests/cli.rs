@@ -1115,3 +1115,132 @@ fn a_byte_order_mark_before_a_json_document_is_skipped() {
         text(&o.stderr)
     );
 }
+
+/// `check --host claude-code` says which tools Claude Code never sends
+/// under the policy's spelling, `--strict` fails on it, and the fix it
+/// suggests makes a Claude Code call reach the rules.
+#[test]
+fn check_host_names_the_tools_the_host_never_sends() {
+    let warned = run(
+        &["check", "--host", "claude-code", "examples/policy.json"],
+        "",
+    );
+    assert_eq!(warned.status.code(), Some(0), "{}", text(&warned.stderr));
+    let err = text(&warned.stderr);
+    for (ours, theirs) in [
+        ("bash", "Bash"),
+        ("edit", "Edit"),
+        ("grep", "Grep"),
+        ("read", "Read"),
+        ("write", "Write"),
+    ] {
+        assert!(
+            err.contains(&format!(
+                "names this tool `{theirs}`, so the rules on `{ours}`"
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(err.matches("warning[host_mismatch]").count(), 5, "{err}");
+    // Without the host named, the policy is clean.
+    let plain = run(&["check", "--strict", "examples/policy.json"], "");
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain.stderr));
+    let strict = run(
+        &[
+            "check",
+            "--strict",
+            "--host",
+            "claude-code",
+            "examples/policy.json",
+        ],
+        "",
+    );
+    assert_eq!(strict.status.code(), Some(4), "{}", text(&strict.stderr));
+
+    // The fix the warnings give: a matcher under Claude Code's name, and
+    // the alias widened so each rule covers both spellings.
+    let mut p: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/policy.json")).unwrap(),
+    )
+    .unwrap();
+    for (ours, theirs) in [
+        ("bash", "Bash"),
+        ("edit", "Edit"),
+        ("grep", "Grep"),
+        ("read", "Read"),
+    ] {
+        let m = p["matchers"][ours].clone();
+        p["matchers"][theirs] = m;
+    }
+    p["aliases"] = serde_json::json!({
+        "Bash": ["bash", "Bash"],
+        "Edit": ["edit", "write", "Edit", "Write"],
+        "Read": ["read", "grep", "Read", "Grep"],
+    });
+    let fixed = tmp("host-fixed.json");
+    std::fs::write(&fixed, p.to_string()).unwrap();
+    let fixed = fixed.to_str().unwrap();
+    let clean = run(&["check", "--strict", "--host", "claude-code", fixed], "");
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stderr));
+    let before = run(
+        &["decide", "--policy", "examples/policy.json"],
+        r#"{"tool": "Bash", "args": {"command": "curl evil.example"}}"#,
+    );
+    assert!(
+        text(&before.stdout).contains(r#""decision":"ask""#),
+        "{}",
+        text(&before.stdout)
+    );
+    let after = run(
+        &["decide", "--policy", fixed],
+        r#"{"tool": "Bash", "args": {"command": "curl evil.example"}}"#,
+    );
+    assert!(
+        text(&after.stdout).contains(r#""decision":"deny","rule":"Bash(curl:*)""#),
+        "{}",
+        text(&after.stdout)
+    );
+}
+
+/// `toolgate man` is a page roff reads, listing every subcommand and its
+/// options; `--dir` writes one page per subcommand.
+#[test]
+fn man_prints_the_manual_and_writes_a_page_per_subcommand() {
+    let out = run(&["man"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let page = text(&out.stdout);
+    assert!(page.contains(".TH toolgate 1"), "{page}");
+    let subcommands = [
+        "check",
+        "compile",
+        "keygen",
+        "inspect",
+        "decide",
+        "explain",
+        "fmt",
+        "init",
+        "hook",
+        "completions",
+        "man",
+        "test",
+    ];
+    for s in subcommands {
+        assert!(
+            page.contains(&format!("toolgate\\-{s}(1)")),
+            "{s} missing from the page"
+        );
+    }
+    let dir = tmp("man");
+    let _ = std::fs::remove_dir_all(&dir);
+    let wrote = run(&["man", "--dir", dir.to_str().unwrap()], "");
+    assert_eq!(wrote.status.code(), Some(0), "{}", text(&wrote.stderr));
+    for s in subcommands {
+        let sub = std::fs::read_to_string(dir.join(format!("toolgate-{s}.1"))).unwrap();
+        assert!(sub.contains(&format!(".TH toolgate-{s} 1")), "{sub}");
+    }
+    let check = std::fs::read_to_string(dir.join("toolgate-check.1")).unwrap();
+    assert!(
+        check.contains("\\-\\-strict") && check.contains("\\-\\-host"),
+        "{check}"
+    );
+}

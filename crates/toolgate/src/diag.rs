@@ -144,6 +144,9 @@ pub enum DiagnosticKind {
     UnreachableCarveOut,
     /// A rule that never decides: an earlier rule of its list covers it.
     ShadowedRule,
+    /// A tool the host never sends under that name (`bash` for Claude
+    /// Code's `Bash`).
+    HostMismatch,
     /// A pattern whose automaton exceeds the compile limits.
     TooComplex,
     /// A document or table past its size limit.
@@ -194,6 +197,7 @@ impl DiagnosticKind {
         DiagnosticKind::NoSplitter,
         DiagnosticKind::UnreachableCarveOut,
         DiagnosticKind::ShadowedRule,
+        DiagnosticKind::HostMismatch,
         DiagnosticKind::TooComplex,
         DiagnosticKind::TooLarge,
         DiagnosticKind::InvalidDocument,
@@ -231,6 +235,7 @@ impl DiagnosticKind {
             DiagnosticKind::NoSplitter => "no_splitter",
             DiagnosticKind::UnreachableCarveOut => "unreachable_carve_out",
             DiagnosticKind::ShadowedRule => "shadowed_rule",
+            DiagnosticKind::HostMismatch => "host_mismatch",
             DiagnosticKind::TooComplex => "too_complex",
             DiagnosticKind::TooLarge => "too_large",
             DiagnosticKind::InvalidDocument => "invalid_document",
@@ -263,6 +268,7 @@ impl DiagnosticKind {
             | DiagnosticKind::NoSplitter
             | DiagnosticKind::UnreachableCarveOut
             | DiagnosticKind::ShadowedRule
+            | DiagnosticKind::HostMismatch
             | DiagnosticKind::NoRiskWeights
             | DiagnosticKind::ShortSequence => Severity::Warning,
             _ => Severity::Error,
@@ -343,6 +349,38 @@ impl Diagnostic {
     pub fn at(mut self, location: Location) -> Diagnostic {
         self.location = location;
         self
+    }
+
+    /// Points a diagnostic that has a document path and no span at what
+    /// the path names in the JSON `text`: the member named by its token
+    /// when it has one (an unknown member's name), else the whole value.
+    /// Text that is not a JSON document leaves it as it was.
+    ///
+    /// ```
+    /// use toolgate::diag::{Diagnostic, DiagnosticKind, Location};
+    /// let text = "{\n  \"sources\": [{\"alow\": []}]\n}";
+    /// let mut d = Diagnostic::new(DiagnosticKind::UnknownMember, "unknown member `alow`")
+    ///     .with_token("alow")
+    ///     .at(Location { file: String::new(), path: "sources[0]".into(), span: None });
+    /// d.locate(text);
+    /// let span = d.location.span.unwrap();
+    /// assert_eq!(&text[span.start..span.end], "\"alow\"");
+    /// ```
+    pub fn locate(&mut self, text: &str) {
+        if is_json(text) {
+            self.locate_json(text);
+        }
+    }
+
+    fn locate_json(&mut self, text: &str) {
+        let loc = &mut self.location;
+        if loc.span.is_some() || loc.path.is_empty() && self.token.is_empty() {
+            return;
+        }
+        let Some((start, end)) = crate::json::locate(text, &loc.path) else {
+            return;
+        };
+        loc.span = Some(member_key(text, start, end, &self.token).unwrap_or(Span::new(start, end)));
     }
 
     /// The same diagnostic reported as a warning: what an error of this
@@ -585,10 +623,56 @@ impl Diagnostics {
         self
     }
 
-    /// Renders every diagnostic (see [`Diagnostic::render`]).
+    /// Renders every diagnostic (see [`Diagnostic::render`]), in document
+    /// order.
     pub fn render(&self, source: Option<&str>) -> String {
-        self.iter().map(|d| d.render(source)).collect()
+        self.in_document_order()
+            .into_iter()
+            .map(|d| d.render(source))
+            .collect()
     }
+
+    /// Points each diagnostic at what its path names in the JSON `text`
+    /// (see [`Diagnostic::locate`]). Each search is linear in the text, so
+    /// past the first thousand diagnostics only the paths are kept.
+    pub fn locate(mut self, text: &str) -> Diagnostics {
+        locate_all(
+            std::iter::once(&mut *self.first).chain(self.rest.iter_mut()),
+            text,
+        );
+        self
+    }
+
+    /// Every diagnostic in the order a reader meets them: by file, then by
+    /// position; those without a position follow their file's, in the
+    /// order found. [`first`](Diagnostics::first) is unchanged: it is the
+    /// one that decides the error kind.
+    pub fn in_document_order(&self) -> Vec<&Diagnostic> {
+        let mut all: Vec<&Diagnostic> = self.iter().collect();
+        all.sort_by_key(|d| {
+            (
+                d.location.file.as_str(),
+                d.location.span.map_or(usize::MAX, |s| s.start),
+            )
+        });
+        all
+    }
+}
+
+/// As [`Diagnostics::locate`], over any diagnostics.
+pub fn locate_all<'d>(ds: impl IntoIterator<Item = &'d mut Diagnostic>, text: &str) {
+    // The path walk reads any text as far as it looks like JSON, so TOML
+    // would be given a place that is not the one meant.
+    if !is_json(text) {
+        return;
+    }
+    for d in ds.into_iter().take(1000) {
+        d.locate_json(text);
+    }
+}
+
+fn is_json(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 impl fmt::Display for Diagnostics {
@@ -607,6 +691,26 @@ impl From<Diagnostic> for Diagnostics {
     fn from(d: Diagnostic) -> Diagnostics {
         Diagnostics::one(d)
     }
+}
+
+/// Where the member key `token` is written in the object `text[start..end]`:
+/// the quoted name followed by its colon.
+fn member_key(text: &str, start: usize, end: usize, token: &str) -> Option<Span> {
+    if token.is_empty() {
+        return None;
+    }
+    let quoted = serde_json::to_string(token).ok()?;
+    let object = text.get(start..end)?;
+    let mut from = 0;
+    while let Some(i) = object.get(from..).and_then(|o| o.find(&quoted)) {
+        let at = from + i;
+        let after = object.get(at + quoted.len()..)?;
+        if after.trim_start().starts_with(':') {
+            return Some(Span::new(start + at, start + at + quoted.len()));
+        }
+        from = at + quoted.len();
+    }
+    None
 }
 
 /// The 1-based line and column (in characters) of byte `offset` in `src`.

@@ -301,14 +301,10 @@ impl Policies {
         })?;
         match Policies::from_value(&v) {
             Ok(mut ps) => {
-                locate_all(&mut ps.warnings, text);
+                crate::diag::locate_all(&mut ps.warnings, text);
                 Ok(ps)
             }
-            Err(d) => {
-                let mut all: Vec<Diagnostic> = d.iter().cloned().collect();
-                locate_all(&mut all, text);
-                Err(Diagnostics::from_vec(all).unwrap_or(d))
-            }
+            Err(d) => Err(d.locate(text)),
         }
     }
 
@@ -340,25 +336,6 @@ impl Policies {
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
         order
-    }
-}
-
-/// Points each of `ds` at the value its path names in `text`, when it has
-/// a path and no span. Each search is linear in the text, so past the
-/// first thousand diagnostics only the paths are kept.
-fn locate_all(ds: &mut [Diagnostic], text: &str) {
-    for d in ds.iter_mut().take(1000) {
-        locate(d, text);
-    }
-}
-
-fn locate(d: &mut Diagnostic, text: &str) {
-    let loc = &mut d.location;
-    if loc.span.is_some() || loc.path.is_empty() {
-        return;
-    }
-    if let Some((start, end)) = crate::json::locate(text, &loc.path) {
-        loc.span = Some(crate::diag::Span::new(start, end));
     }
 }
 

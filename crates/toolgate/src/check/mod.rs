@@ -17,7 +17,9 @@ use crate::registry::{Lowering, MatcherKind, Registry, Splitter};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+mod host;
 mod lint;
+pub use host::{host_mismatches, Host};
 pub use lint::did_you_mean;
 
 /// A source after the merge.

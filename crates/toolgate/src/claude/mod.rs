@@ -662,13 +662,16 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
                 let hint = crate::policy::doc::suggest(k, PERMISSIONS)
                     .map(|s| format!("did you mean `{s}`? "))
                     .unwrap_or_default();
-                errors.push(invalid(
+                let mut d = invalid(
                     &f.path,
                     format!("`permissions.{k}` in `{}` is not a permission setting", f.path),
                     &format!(
                         "{hint}`permissions` holds `allow`, `ask`, `deny`, `defaultMode` and `additionalDirectories`"
                     ),
-                ));
+                )
+                .with_token(k.as_str());
+                d.location.path = "permissions".into();
+                errors.push(d);
             }
         }
         read.push(Read {
@@ -867,11 +870,13 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
                 warnings.extend(t.warnings);
                 unknown_tools.extend(t.unknown_tool);
                 if let Some(e) = t.error {
-                    errors.push(invalid(
+                    let mut d = invalid(
                         &r.path,
                         e,
                         "fix the rule; a deny or ask rule toolgate cannot read refuses the settings",
-                    ));
+                    );
+                    d.location.path = format!("permissions.{}[{i}]", list.name());
+                    errors.push(d);
                 }
                 if let Some((glob, rule)) = t.mcp_allow {
                     if trusted(r.scope) {
@@ -924,6 +929,11 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
         reach_rules(&mut set.lists, mode);
     }
 
+    for d in errors.iter_mut().take(1000) {
+        if let Some(f) = files.iter().find(|f| f.path == d.location.file) {
+            d.locate(&f.text);
+        }
+    }
     match Diagnostics::from_vec(errors) {
         Some(d) => Err(d),
         None => Ok(Loaded {

@@ -87,7 +87,11 @@ fn read(value: &Value, text: Option<&str>, json: bool) -> Result<Policy, Diagnos
     r.nul_bytes(value, "");
     let policy = r.policy(value);
     match Diagnostics::from_vec(r.errors) {
-        Some(d) => Err(d),
+        Some(d) => Err(match text {
+            Some(t) if json => d.locate(t),
+            Some(t) => toml_locate(d, t),
+            None => d,
+        }),
         None => Ok(policy),
     }
 }
@@ -266,6 +270,9 @@ impl Reader<'_> {
                     ),
                     &hint,
                 );
+                if let Some(d) = self.errors.last_mut() {
+                    d.token.clone_from(k);
+                }
             }
         }
     }
@@ -625,6 +632,90 @@ impl Reader<'_> {
         self.cursor = at + s.len();
         Some(Span::new(at, at + s.len()))
     }
+}
+
+/// Points each diagnostic of a TOML document that has no span at the line
+/// its path and token name: the key `token = …` inside the table the path
+/// names (`[matchers.bash]`, the second `[[sources]]` for `sources[1]`),
+/// else that table's header. A key written inline (`bash = {…}`) is found
+/// anywhere in the text; a place not found keeps its path alone.
+fn toml_locate(ds: Diagnostics, text: &str) -> Diagnostics {
+    let all: Vec<Diagnostic> = ds
+        .iter()
+        .cloned()
+        .map(|mut d| {
+            if d.location.span.is_none() {
+                d.location.span = toml_place(text, &d.location.path, &d.token);
+            }
+            d
+        })
+        .collect();
+    Diagnostics::from_vec(all).unwrap_or(ds)
+}
+
+fn toml_place(text: &str, path: &str, token: &str) -> Option<Span> {
+    // The table the path names, as its header line reads, and which of
+    // the headers that read so (for an array of tables).
+    let (header, nth) = match path.split_once('[') {
+        Some((name, rest)) => {
+            let n = rest.split_once(']')?.0.parse::<usize>().ok()?;
+            (format!("[[{name}]]"), n)
+        }
+        None if path.is_empty() => (String::new(), 0),
+        None => (format!("[{path}]"), 0),
+    };
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        lines.push((at, line));
+        at += line.len();
+    }
+    let mut seen = 0;
+    let start = if header.is_empty() {
+        Some(0)
+    } else {
+        lines.iter().position(|(_, l)| {
+            let hit = l.trim() == header;
+            if hit {
+                seen += 1;
+            }
+            hit && seen == nth + 1
+        })
+    };
+    let key = |(at, l): &(usize, &str)| -> Option<Span> {
+        let trimmed = l.trim_start();
+        let indent = l.len() - trimmed.len();
+        let name = trimmed
+            .strip_prefix('"')
+            .and_then(|t| t.strip_prefix(token))
+            .and_then(|t| t.strip_prefix('"'))
+            .or_else(|| trimmed.strip_prefix(token))?;
+        let written = trimmed.len() - name.len();
+        name.trim_start()
+            .starts_with('=')
+            .then(|| Span::new(at + indent, at + indent + written))
+    };
+    if let Some(first) = start {
+        if !token.is_empty() {
+            // The table's own keys run to the next header.
+            let found = lines
+                .iter()
+                .skip(first + usize::from(!header.is_empty()))
+                .take_while(|(_, l)| !l.trim_start().starts_with('['))
+                .find_map(key);
+            if found.is_some() {
+                return found;
+            }
+        }
+        if let Some((at, l)) = lines.get(first).filter(|_| !header.is_empty()) {
+            let indent = l.len() - l.trim_start().len();
+            return Some(Span::new(at + indent, at + indent + l.trim().len()));
+        }
+    }
+    if token.is_empty() {
+        return None;
+    }
+    lines.iter().find_map(key)
 }
 
 /// Whether `path` names a rule list or an entry of one: `allow`, `deny`

@@ -49,6 +49,9 @@ impl Ctx {
                             .join(", ")
                     ),
                 );
+                if let Some(d) = self.errors.last_mut() {
+                    d.token.clone_from(k);
+                }
             }
         }
     }

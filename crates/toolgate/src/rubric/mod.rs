@@ -169,7 +169,7 @@ impl Bundle {
                 .with_help("write the bundle as one JSON object"),
             )
         })?;
-        Bundle::from_value(&v)
+        Bundle::from_value(&v).map_err(|d| d.locate(text))
     }
 
     /// As [`Bundle::from_json`], from a parsed document.
