@@ -35,11 +35,26 @@ pub fn write(p: &Program<'_>, kind: ProgramKind) -> Vec<u8> {
     // they hold server-bounded globs, which a reader before 3.2 would
     // read as plain globs.
     let (minor, required) = if kind == ProgramKind::RuleLists {
-        if p.has_server_rules() {
-            (2u16, dfa | FEATURE_SERVER_GLOBS)
+        let server = if p.has_server_rules() {
+            FEATURE_SERVER_GLOBS
         } else {
-            (0u16, dfa)
-        }
+            0
+        };
+        // Inner records changed layout in 3.3; a rule list without any is
+        // read by every 3.x reader.
+        let inner = if p.automata.is_empty() {
+            0
+        } else {
+            FEATURE_INNER_GROUPS
+        };
+        let minor = if inner != 0 {
+            3u16
+        } else if server != 0 {
+            2
+        } else {
+            0
+        };
+        (minor, dfa | server | inner)
     } else {
         // Condition programs stay 3.1: they have no server-bounded rules.
         (1u16, dfa | FEATURE_SCANS)

@@ -392,6 +392,46 @@ fn older_format_artifacts_are_refused_with_a_message_to_recompile() {
     }
 }
 
+/// A rule list of format 3.0 to 3.2 with inner records (the golden file of
+/// `testdata/artifacts/v3/inner-3.0.tgb`, kept from before 3.3 grouped them
+/// by prefix) is refused with a message that says to compile again, by the
+/// engine and by `inspect`, where reading its records in the new layout
+/// would look rules up in the wrong places.
+#[test]
+fn inner_records_of_before_3_3_are_refused_with_a_message_to_recompile() {
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("testdata/artifacts/v3/inner-3.0.tgb");
+    let bytes = std::fs::read(path).unwrap();
+    let h = artifact::header(&bytes).unwrap();
+    assert_eq!((h.major, h.minor), (3, 0));
+    assert_eq!(h.required & artifact::FEATURE_INNER_GROUPS, 0);
+    let errs = [
+        Engine::from_bytes_with(&bytes, &registry()).err().unwrap(),
+        artifact::inspect(&bytes).err().unwrap(),
+    ];
+    for e in errs {
+        assert_eq!(e.kind(), LoadErrorKind::Version, "{e}");
+        assert!(
+            e.to_string().contains("format 3.0")
+                && e.to_string().contains("compile the policy again"),
+            "{e}"
+        );
+    }
+    // The same policy compiled now is 3.3 and carries the flag.
+    let policy = Policy::from_json(
+        &std::fs::read_to_string(
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+                .join("testdata/artifacts/v3/inner.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let fresh = Engine::build_with(&policy, &registry()).unwrap().to_bytes();
+    let h = artifact::header(&fresh).unwrap();
+    assert_eq!((h.major, h.minor), (3, 3));
+    assert_ne!(h.required & artifact::FEATURE_INNER_GROUPS, 0);
+}
+
 fn words_at(bytes: &[u8]) -> usize {
     artifact::header(bytes)
         .unwrap()

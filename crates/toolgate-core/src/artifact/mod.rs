@@ -47,9 +47,9 @@ pub const FORMAT_MAJOR: u16 = 3;
 /// The format's newest minor version: a reader accepts a newer minor unless
 /// it sets a required feature the reader does not know. Each program is
 /// written with the oldest minor that reads it: rule lists as 3.0, or 3.2
-/// when they hold server-bounded globs; condition programs, which 3.1
-/// changed, as 3.1.
-pub const FORMAT_MINOR: u16 = 2;
+/// when they hold server-bounded globs, or 3.3 when they hold inner
+/// records; condition programs, which 3.1 changed, as 3.1.
+pub const FORMAT_MINOR: u16 = 3;
 /// Required feature: the artifact holds DFA sections, written by the
 /// regex-automata version in the header.
 pub const FEATURE_DFA: u64 = 1;
@@ -63,8 +63,16 @@ pub const FEATURE_SCANS: u64 = 2;
 /// would take them for plain glob allow rules and let another server's
 /// tools through, so it must refuse the artifact.
 pub const FEATURE_SERVER_GLOBS: u64 = 4;
+/// Required feature (3.3): a rule list's inner records group their rules by
+/// anchored prefix (a trie of the prefixes, then posting lists per group),
+/// where 3.0 to 3.2 kept one posting list per needle. An older reader would
+/// read the groups as postings, so it must refuse the artifact; this reader
+/// refuses an artifact with inner records that lacks the flag, and says to
+/// compile the policy again.
+pub const FEATURE_INNER_GROUPS: u64 = 8;
 /// The required features this reader knows.
-pub const KNOWN_REQUIRED: u64 = FEATURE_DFA | FEATURE_SCANS | FEATURE_SERVER_GLOBS;
+pub const KNOWN_REQUIRED: u64 =
+    FEATURE_DFA | FEATURE_SCANS | FEATURE_SERVER_GLOBS | FEATURE_INNER_GROUPS;
 
 /// What an artifact's tables are, which decides the engine that reads them.
 /// The compiler that built the tables tells the writer, which records it in
@@ -521,6 +529,15 @@ fn read_tables(bytes: &[u8]) -> Result<Program<'_>, LoadError> {
         return Err(LoadError::new(
             LoadErrorKind::Layout,
             "the table words do not start with the table magic",
+        ));
+    }
+    if p.h(H_N_INNER) != 0 && h.required & FEATURE_INNER_GROUPS == 0 {
+        return Err(LoadError::new(
+            LoadErrorKind::Version,
+            format!(
+                "the artifact is format {}.{}, whose inner records this toolgate no longer reads: compile the policy again with this toolgate (`toolgate compile`)",
+                h.major, h.minor
+            ),
         ));
     }
     let table = p.h(crate::runtime::program::H_TOOL_HASH);

@@ -14,8 +14,8 @@
 
 use super::{layout_error, LoadError};
 use crate::runtime::inner::{
-    ENTRY_WORDS, E_ID, E_PIECES, E_PREFIX, E_SUFFIX, INNER_WORDS, I_AUTOMATON, I_ENTRIES,
-    I_NEEDLES, I_POSTINGS,
+    ENTRY_WORDS, E_ID, E_PIECES, E_PREFIX, E_SUFFIX, GROUP_WORDS, INNER_WORDS, I_AUTOMATON,
+    I_ENTRIES, I_GROUPS, I_NEEDLES, I_POSTINGS, POSTING_WORDS,
 };
 use crate::runtime::program::{
     Dfa, Program, ALIAS_WORDS, FM_CB, FM_DFA, F_BARE, F_CARVE, F_GLOB, F_LIST_MASK, F_SERVER,
@@ -274,9 +274,14 @@ impl Check<'_, '_> {
 
     /// An inner record: its automaton slot in range and its own, every
     /// needle a non-empty string, every entry's rule id, strings and pieces
-    /// in range, and every entry in exactly one posting list, of a needle it
-    /// names, each list sorted by rule id (the walk skips ahead by binary
-    /// search, and a rule left out of every list could never fire).
+    /// in range, every group's prefix a string, each needle's posting
+    /// triples sorted by group, strictly, and every entry in exactly one
+    /// posting list, of a needle it names, in a group whose prefix its own
+    /// starts with, each list sorted
+    /// by rule id (the walk skips ahead by binary search, and a rule left
+    /// out of every list could never fire). The groups' trie is read
+    /// through bounds-checked accessors under the work budget, as the
+    /// field matcher's is.
     fn inner(&self, rec: u32, n_rules: u32) -> Result<(), LoadError> {
         let p = self.p;
         self.records("inner", rec, 1, INNER_WORDS)?;
@@ -317,28 +322,59 @@ impl Check<'_, '_> {
                 }
             }
         }
+        let bytes = |at: u32| {
+            let (off, len) = (p.w(at) as usize, p.w(at + 1) as usize);
+            p.bytes
+                .get(off..off.saturating_add(len))
+                .unwrap_or_default()
+        };
+        let (groups, n_groups) = (p.w(rec + I_GROUPS), p.w(rec + I_GROUPS + 1));
+        self.records("inner group", groups, n_groups, GROUP_WORDS)?;
+        for gi in 0..n_groups {
+            self.string("inner group", groups + gi * GROUP_WORDS)?;
+        }
         let postings = p.w(rec + I_POSTINGS);
         self.records("posting", postings, n_needles, 2)?;
         let mut seen = vec![false; n_entries as usize];
         for k in 0..n_needles {
-            let (list, n) = (p.w(postings + 2 * k), p.w(postings + 2 * k + 1));
-            self.records("posting", list, n, 1)?;
-            let mut last = 0;
-            for i in 0..n {
-                let e = p.w(list + i);
+            let (triples, n_triples) = (p.w(postings + 2 * k), p.w(postings + 2 * k + 1));
+            self.records("inner posting", triples, n_triples, POSTING_WORDS)?;
+            let mut last_group = None;
+            for i in 0..n_triples {
+                let at = triples + i * POSTING_WORDS;
+                let g = p.w(at);
                 let bad =
                     || layout_error(format!("posting list {k} of an inner record is malformed"));
-                let Some(s) = seen.get_mut(e as usize) else {
-                    return Err(bad());
-                };
-                let at = entries + e * ENTRY_WORDS;
-                let id = p.w(at + E_ID);
-                let (pieces, np) = (p.w(at + E_PIECES), p.w(at + E_PIECES + 1));
-                if *s || id < last || !(0..np).any(|j| p.w(pieces + j) == k) {
+                // The walk finds a group's list by binary search.
+                if g >= n_groups || last_group.is_some_and(|l| l >= g) {
                     return Err(bad());
                 }
-                *s = true;
-                last = id;
+                last_group = Some(g);
+                let prefix = bytes(groups + g * GROUP_WORDS);
+                let (list, n) = (p.w(at + 1), p.w(at + 2));
+                self.records("posting", list, n, 1)?;
+                let mut last = 0;
+                for j in 0..n {
+                    let e = p.w(list + j);
+                    let Some(s) = seen.get_mut(e as usize) else {
+                        return Err(bad());
+                    };
+                    let at = entries + e * ENTRY_WORDS;
+                    let id = p.w(at + E_ID);
+                    let (pieces, np) = (p.w(at + E_PIECES), p.w(at + E_PIECES + 1));
+                    // An entry filed under a group whose prefix its own
+                    // does not start with would be looked at for values it
+                    // cannot match, and never for those it can.
+                    if *s
+                        || id < last
+                        || !(0..np).any(|j| p.w(pieces + j) == k)
+                        || !bytes(at + E_PREFIX).starts_with(prefix)
+                    {
+                        return Err(bad());
+                    }
+                    *s = true;
+                    last = id;
+                }
             }
         }
         if seen.iter().any(|s| !s) {

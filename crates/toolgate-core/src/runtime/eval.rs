@@ -56,7 +56,7 @@ pub trait Sink {
 
 /// The position in the sorted id list `ids(k)`, `k < n`, of the first id no
 /// smaller than `target`, searching from `from`.
-fn seek(from: u32, n: u32, target: u32, ids: impl Fn(u32) -> u32) -> u32 {
+pub(super) fn seek(from: u32, n: u32, target: u32, ids: impl Fn(u32) -> u32) -> u32 {
     let (mut lo, mut hi) = (from, n);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
@@ -327,7 +327,7 @@ impl<'p> View<'p> {
         self.b(f.tail, f.n_tail)
     }
 
-    fn walk_trie(&self, root: u32, v: &[u8], sink: &mut impl Sink) {
+    pub(super) fn walk_trie(&self, root: u32, v: &[u8], sink: &mut impl Sink) {
         let Some(mut node) = self.node(root) else {
             return;
         };

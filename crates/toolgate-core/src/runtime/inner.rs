@@ -7,12 +7,21 @@
 //! rules a decision would grow with the rules. Instead every distinct middle
 //! piece (a *needle*) of one field matcher's rules is put in one
 //! Aho-Corasick automaton, run once over the value with overlapping matches,
-//! which yields every occurrence of every needle. Each rule is anchored on
-//! one of its needles (its rarest, chosen by the compiler); only the rules
-//! anchored on a needle that occurred are looked at, and each is checked on
-//! the occurrences already found: every piece present, in order, left-most,
-//! without overlapping, inside the window, and `P` and `S` at the ends. The
-//! value is never scanned again.
+//! which yields every occurrence of every needle.
+//!
+//! Rules are grouped by their anchored prefix `P`, and the groups' prefixes
+//! form a trie walked over the start of the value: only the groups whose
+//! prefix the value starts with are looked at, so `git *force*` is never a
+//! candidate for an `npm …` call, however many `git` rules share the needle.
+//! When no group's prefix matches, the value is not scanned at all. Inside
+//! a group each rule is anchored on one of its needles (its rarest in the
+//! group, chosen by the compiler); a needle's postings are split by group,
+//! so a needle that occurred leads straight to its lists in the groups the
+//! walk offered, and only the rules anchored there are looked at. Each is
+//! checked on the occurrences already
+//! found: every piece present, in order, left-most, without overlapping,
+//! inside the window, and `P` and `S` at the ends. The value is never
+//! scanned again.
 //!
 //! The automata do not serialise. The tables store the needles; the
 //! automaton of an inner record is built the first time a decision needs it
@@ -22,31 +31,43 @@
 //!
 //! * inner record, [`INNER_WORDS`] words: the automaton's index in the
 //!   program's [`Automata`], the needles (offset of `[bytes offset, length]`
-//!   pairs and their count), the postings (offset of one `[offset, count]`
-//!   pair per needle, each a list of entry indexes sorted by rule id), the
-//!   entries (offset and count);
+//!   pairs and their count), the root of the groups' trie (whose payload
+//!   ids are group indexes), the groups (offset and count), the postings
+//!   (offset of one `[offset, count]` pair per needle, each naming that
+//!   needle's `[group, list offset, list count]` triples, sorted by group;
+//!   each list holds entry indexes sorted by rule id), the entries (offset
+//!   and count);
+//! * group, [`GROUP_WORDS`] words: its prefix (bytes offset and length);
 //! * entry, [`ENTRY_WORDS`] words: rule id, `P` and `S` (bytes offset and
 //!   length each), the pieces (offset and count of needle indexes, in the
 //!   order the glob names them).
 //!
 //! [`Program`]: super::program::Program
 
-use super::eval::Sink;
+use super::eval::{seek, Sink};
 use super::program::{View, NONE};
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 /// Words in an inner record.
-pub const INNER_WORDS: u32 = 6;
+pub const INNER_WORDS: u32 = 9;
 /// The automaton's index in the program's [`Automata`].
 pub const I_AUTOMATON: u32 = 0;
 /// The needle pairs: offset and count.
 pub const I_NEEDLES: u32 = 1;
-/// The posting pairs, one per needle: offset.
-pub const I_POSTINGS: u32 = 3;
+/// The root node of the trie of the groups' prefixes.
+pub const I_GROUP_ROOT: u32 = 3;
+/// The group records: offset and count.
+pub const I_GROUPS: u32 = 4;
+/// The postings: offset of one `[offset, count]` pair per needle.
+pub const I_POSTINGS: u32 = 6;
 /// The entries: offset and count.
-pub const I_ENTRIES: u32 = 4;
+pub const I_ENTRIES: u32 = 7;
+/// Words in a group record: its prefix's bytes offset and length.
+pub const GROUP_WORDS: u32 = 2;
+/// Words in a posting triple: group, list offset, list count.
+pub const POSTING_WORDS: u32 = 3;
 /// Words in an entry.
 pub const ENTRY_WORDS: u32 = 7;
 /// The entry's rule id.
@@ -105,18 +126,123 @@ impl Automata {
     }
 }
 
-/// An overlapping automaton over `needles`, or `None` if it cannot be built.
+/// The most memory one inner record's automaton may take as a DFA. A DFA
+/// follows one transition per byte where the NFA chases failure links, so
+/// it is several times faster on large needle sets; past this size the
+/// needles stay a contiguous NFA, whose memory grows with their bytes alone.
+pub const DFA_BYTES: usize = 4 << 20;
+
+/// An overlapping automaton over `needles`, or `None` if it cannot be built:
+/// a DFA when its transition table fits [`DFA_BYTES`], else a contiguous NFA.
 pub fn build(needles: &[&[u8]]) -> Option<AhoCorasick> {
-    AhoCorasick::builder()
-        .match_kind(MatchKind::Standard)
-        .build(needles)
-        .ok()
+    let mut b = AhoCorasick::builder();
+    b.match_kind(MatchKind::Standard);
+    if dfa_bytes(needles) <= DFA_BYTES {
+        b.kind(Some(AhoCorasickKind::DFA));
+    }
+    b.build(needles).ok()
+}
+
+/// The size of the DFA's transition table: a state per node of the trie of
+/// the needles (one per distinct prefix, counted on the needles in sorted
+/// order as the bytes each adds past what it shares with the one before),
+/// times the byte classes rounded up to a power of two, times a state id.
+fn dfa_bytes(needles: &[&[u8]]) -> usize {
+    let mut sorted: Vec<&[u8]> = needles.to_vec();
+    sorted.sort_unstable();
+    let mut seen = [false; 256];
+    let mut states = 1usize;
+    let mut last: &[u8] = &[];
+    for n in sorted {
+        let shared = n.iter().zip(last).take_while(|(a, b)| a == b).count();
+        states = states.saturating_add(n.len() - shared);
+        last = n;
+        for &b in n {
+            if let Some(s) = seen.get_mut(usize::from(b)) {
+                *s = true;
+            }
+        }
+    }
+    let classes = seen.iter().filter(|&&s| s).count() + 1;
+    states
+        .saturating_mul(classes.next_power_of_two())
+        .saturating_mul(4)
+}
+
+/// What a decision keeps between walks to spare allocations: the
+/// occurrences, a second buffer and the counts for sorting them, and the
+/// needles that occurred.
+#[derive(Default)]
+struct Scratch {
+    occ: Vec<u64>,
+    tmp: Vec<u64>,
+    counts: Vec<u32>,
+    /// The needles that occurred, in order.
+    seen: Vec<u32>,
+}
+
+impl Scratch {
+    /// Drops what a hostile value made grow.
+    fn trim(&mut self) {
+        if self.occ.capacity() > OCCURRENCES_BASE || self.tmp.capacity() > OCCURRENCES_BASE {
+            self.occ = Vec::new();
+            self.tmp = Vec::new();
+        }
+        if self.counts.capacity() > OCCURRENCES_BASE || self.seen.capacity() > OCCURRENCES_BASE {
+            self.counts = Vec::new();
+            self.seen = Vec::new();
+        }
+    }
 }
 
 thread_local! {
-    /// The occurrences of the last walk, kept to spare an allocation per
-    /// decision.
-    static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// The groups a walk of the groups' trie offered: the few whose prefix the
+/// value starts with, at most one per prefix length. Spending goes to the
+/// decision's sink, so the walk is charged like any other.
+struct Groups<'s, S: Sink> {
+    sink: &'s mut S,
+    n_groups: u32,
+    few: [u32; 16],
+    n: usize,
+    more: Vec<u32>,
+    /// An id out of range, or more groups than the value has prefixes:
+    /// damaged tables.
+    damaged: bool,
+    cap: usize,
+}
+
+impl<S: Sink> Sink for Groups<'_, S> {
+    fn wants(&self, _id: u32) -> bool {
+        true
+    }
+
+    fn offer(&mut self, id: u32) {
+        if id >= self.n_groups || self.n >= self.cap {
+            self.damaged = true;
+            return;
+        }
+        match self.few.get_mut(self.n) {
+            Some(slot) => *slot = id,
+            None => self.more.push(id),
+        }
+        self.n += 1;
+    }
+
+    fn spend(&mut self, units: u64) -> bool {
+        !self.damaged && self.sink.spend(units)
+    }
+}
+
+/// An inner record's entries and needles, as the offers read them.
+struct Inner<'n, F: Fn(u32) -> (u32, u32)> {
+    entries: u32,
+    n_entries: u32,
+    postings: u32,
+    n_needles: u32,
+    needle: &'n F,
 }
 
 impl View<'_> {
@@ -129,7 +255,47 @@ impl View<'_> {
         };
         let field = |i: u32| r.get(i as usize).copied().unwrap_or(NONE);
         let (needles, n_needles) = (field(I_NEEDLES), field(I_NEEDLES + 1));
-        if n_needles == 0 || n_needles == NONE {
+        let n_groups = field(I_GROUPS + 1);
+        if n_needles == 0 || n_needles == NONE || n_groups == 0 || n_groups == NONE {
+            return;
+        }
+        // The groups whose prefix the value starts with; none, and the
+        // value need not be scanned.
+        let mut groups = Groups {
+            sink: &mut *sink,
+            n_groups,
+            few: [0; 16],
+            n: 0,
+            more: Vec::new(),
+            damaged: false,
+            cap: v.len().saturating_add(1),
+        };
+        self.walk_trie(field(I_GROUP_ROOT), v, &mut groups);
+        let (damaged, few, n_few, more) = (
+            groups.damaged,
+            groups.few,
+            groups.n.min(groups.few.len()),
+            std::mem::take(&mut groups.more),
+        );
+        // Sorted, for the search in each needle's triples; past the few a
+        // value's prefixes reach on real policies, on the heap.
+        let mut few = few;
+        let mut many: Vec<u32> = Vec::new();
+        let reached: &[u32] = if more.is_empty() {
+            let r = few.get_mut(..n_few).unwrap_or_default();
+            r.sort_unstable();
+            r
+        } else {
+            many.extend_from_slice(&few);
+            many.extend_from_slice(&more);
+            many.sort_unstable();
+            &many
+        };
+        if damaged {
+            sink.spend(u64::MAX);
+            return;
+        }
+        if n_few == 0 {
             return;
         }
         let needle = |k: u32| {
@@ -155,31 +321,49 @@ impl View<'_> {
             sink.spend(u64::MAX);
             return;
         }
+        let (entries, n_entries) = (field(I_ENTRIES), field(I_ENTRIES + 1));
+        let inner = Inner {
+            entries,
+            n_entries,
+            postings: field(I_POSTINGS),
+            n_needles,
+            needle: &needle,
+        };
         SCRATCH.with(|s| {
-            let mut own = Vec::new();
+            let mut own = Scratch::default();
             let mut guard = s.try_borrow_mut();
-            let occ: &mut Vec<u64> = match guard {
+            let scratch: &mut Scratch = match guard {
                 Ok(ref mut g) => g,
                 Err(_) => &mut own,
             };
-            occ.clear();
-            if self.inner_search(ac, v, occ, sink) {
-                self.inner_offer(r, v, occ, &needle, sink);
+            scratch.occ.clear();
+            if self.inner_search(ac, v, n_needles, scratch, sink) {
+                let seen = &mut scratch.seen;
+                seen.clear();
+                for &x in &scratch.occ {
+                    let k = (x >> 32) as u32;
+                    if seen.last() != Some(&k) {
+                        seen.push(k);
+                    }
+                }
+                for &k in &scratch.seen {
+                    if !self.inner_offer(&inner, k, reached, v, &scratch.occ, sink) {
+                        break;
+                    }
+                }
             }
-            // A hostile value may have grown the scratch: do not keep it.
-            if occ.capacity() > OCCURRENCES_BASE {
-                *occ = Vec::new();
-            }
+            scratch.trim();
         });
     }
 
     /// Every occurrence of every needle in `v`, as `needle << 32 | start`,
-    /// sorted; `false` when the walk must stop.
+    /// sorted, in `scratch.occ`; `false` when the walk must stop.
     fn inner_search(
         &self,
         ac: &AhoCorasick,
         v: &[u8],
-        occ: &mut Vec<u64>,
+        n_needles: u32,
+        scratch: &mut Scratch,
         sink: &mut impl Sink,
     ) -> bool {
         let Ok(found) = ac.try_find_overlapping_iter(v) else {
@@ -190,6 +374,7 @@ impl View<'_> {
             .len()
             .saturating_mul(OCCURRENCES_PER_BYTE)
             .saturating_add(OCCURRENCES_BASE);
+        let occ = &mut scratch.occ;
         for m in found {
             if !sink.spend(1) {
                 return false;
@@ -200,65 +385,148 @@ impl View<'_> {
             }
             occ.push((u64::from(m.pattern().as_u32()) << 32) | m.start() as u64);
         }
-        occ.sort_unstable();
+        // The automaton reports matches by their end, so one needle's
+        // occurrences, all of one length, come in the order of their start:
+        // a stable counting sort by needle orders them fully, in time linear
+        // in the occurrences and the needles, where a comparison sort of a
+        // megabyte's hundred thousand occurrences took most of a decision.
+        // Few occurrences are sorted in place.
+        let n = n_needles as usize;
+        if occ.len() < 256 || n > occ.len().saturating_mul(4) {
+            occ.sort_unstable();
+            return true;
+        }
+        if !sink.spend(n as u64) {
+            return false;
+        }
+        let counts = &mut scratch.counts;
+        counts.clear();
+        counts.resize(n + 1, 0);
+        for &x in occ.iter() {
+            if let Some(c) = counts.get_mut(((x >> 32) as usize).saturating_add(1)) {
+                *c += 1;
+            }
+        }
+        let mut sum = 0u32;
+        for c in counts.iter_mut() {
+            sum += *c;
+            *c = sum;
+        }
+        let tmp = &mut scratch.tmp;
+        tmp.clear();
+        tmp.resize(occ.len(), 0);
+        for &x in occ.iter() {
+            let Some(c) = counts.get_mut((x >> 32) as usize) else {
+                sink.spend(u64::MAX);
+                return false;
+            };
+            if let Some(slot) = tmp.get_mut(*c as usize) {
+                *slot = x;
+            }
+            *c += 1;
+        }
+        std::mem::swap(occ, tmp);
         true
     }
 
-    /// Offers the rules anchored on the needles that occurred; `false` when
-    /// the walk must stop.
+    /// Offers the rules anchored on needle `k`, which occurred, in the
+    /// groups `reached` (sorted); `false` when the walk must stop. A short
+    /// list of triples is read through, a long one searched for each group.
     fn inner_offer(
         &self,
-        r: &[u32],
+        inner: &Inner<'_, impl Fn(u32) -> (u32, u32)>,
+        k: u32,
+        reached: &[u32],
         v: &[u8],
         occ: &[u64],
-        needle: &impl Fn(u32) -> (u32, u32),
         sink: &mut impl Sink,
     ) -> bool {
-        let field = |i: u32| r.get(i as usize).copied().unwrap_or(NONE);
-        let postings = field(I_POSTINGS);
-        let (entries, n_entries) = (field(I_ENTRIES), field(I_ENTRIES + 1));
-        let entry_at = |e: u32| -> Option<u32> {
-            (e < n_entries).then(|| entries.wrapping_add(e.wrapping_mul(ENTRY_WORDS)))
-        };
-        let mut g = 0;
-        while let Some(&first) = occ.get(g) {
-            let k = (first >> 32) as u32;
-            // The next needle's occurrences start where this one's end.
-            g += occ
-                .get(g..)
-                .unwrap_or_default()
-                .partition_point(|&x| (x >> 32) as u32 == k);
-            let p = postings.wrapping_add(k.wrapping_mul(2));
-            let (list, n) = (self.w(p) as usize, self.w(p.wrapping_add(1)) as usize);
-            let Some(list) = self.words.get(list..list.saturating_add(n)) else {
-                continue;
-            };
-            let id_of = |e: u32| entry_at(e).map_or(NONE, |at| self.w(at.wrapping_add(E_ID)));
-            let mut i = 0;
-            while let Some(&e) = list.get(i) {
+        if k >= inner.n_needles {
+            return true;
+        }
+        let p = inner.postings.wrapping_add(k.wrapping_mul(2));
+        let (triples, n) = (self.w(p), self.w(p.wrapping_add(1)));
+        if n == NONE {
+            return true;
+        }
+        let triple = |i: u32| triples.wrapping_add(i.wrapping_mul(POSTING_WORDS));
+        if n as usize <= 2 * reached.len() + 2 {
+            for i in 0..n.min(self.words.len() as u32) {
                 if !sink.spend(1) {
                     return false;
                 }
-                i += 1;
-                let id = id_of(e);
-                if !sink.wants(id) {
-                    match sink.next_wanted(id) {
-                        Some(target) => {
-                            i += list
-                                .get(i..)
-                                .unwrap_or_default()
-                                .partition_point(|&x| id_of(x) < target);
-                        }
-                        // No larger id is wanted, but the lists of other
-                        // needles may still hold smaller ones.
-                        None => break,
+                let at = triple(i);
+                if reached.binary_search(&self.w(at)).is_ok()
+                    && !self.inner_list(inner, at, v, occ, sink)
+                {
+                    return false;
+                }
+            }
+            return true;
+        }
+        let mut lo = 0u32;
+        for &g in reached {
+            if !sink.spend(1) {
+                return false;
+            }
+            lo = seek(lo, n, g, |i| self.w(triple(i)));
+            if lo >= n {
+                break;
+            }
+            let at = triple(lo);
+            if self.w(at) == g && !self.inner_list(inner, at, v, occ, sink) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Offers the matching rules of the posting list whose triple is at
+    /// `at`, in id order under the sink's pruning; `false` when the walk
+    /// must stop.
+    fn inner_list(
+        &self,
+        inner: &Inner<'_, impl Fn(u32) -> (u32, u32)>,
+        at: u32,
+        v: &[u8],
+        occ: &[u64],
+        sink: &mut impl Sink,
+    ) -> bool {
+        let entry_at = |e: u32| -> Option<u32> {
+            (e < inner.n_entries).then(|| inner.entries.wrapping_add(e.wrapping_mul(ENTRY_WORDS)))
+        };
+        let id_of = |e: u32| entry_at(e).map_or(NONE, |at| self.w(at.wrapping_add(E_ID)));
+        let (list, n) = (
+            self.w(at.wrapping_add(1)) as usize,
+            self.w(at.wrapping_add(2)) as usize,
+        );
+        let Some(list) = self.words.get(list..list.saturating_add(n)) else {
+            return true;
+        };
+        let mut i = 0;
+        while let Some(&e) = list.get(i) {
+            if !sink.spend(1) {
+                return false;
+            }
+            i += 1;
+            let id = id_of(e);
+            if !sink.wants(id) {
+                match sink.next_wanted(id) {
+                    Some(target) => {
+                        i += list
+                            .get(i..)
+                            .unwrap_or_default()
+                            .partition_point(|&x| id_of(x) < target);
                     }
-                    continue;
+                    // No larger id is wanted, but the lists of other
+                    // needles may still hold smaller ones.
+                    None => break,
                 }
-                let Some(at) = entry_at(e) else { continue };
-                if self.inner_holds(at, v, occ, needle, sink) {
-                    sink.offer(id);
-                }
+                continue;
+            }
+            let Some(at) = entry_at(e) else { continue };
+            if self.inner_holds(at, v, occ, inner.needle, sink) {
+                sink.offer(id);
             }
         }
         true

@@ -2,14 +2,20 @@
 //! matcher, for its globs with floating middle pieces.
 //!
 //! The distinct middle pieces are the needles of one automaton the runtime
-//! builds at first use (`runtime::inner`). Each rule is anchored on its
-//! rarest needle (the one the fewest rules of the matcher name; the longer
-//! on a tie), so that a needle which occurs offers only the rules that are
-//! unlikely to be offered by another, and a common piece such as `--`
-//! does not make every rule that names it a candidate.
+//! builds at first use (`runtime::inner`). Rules are grouped by their
+//! anchored prefix, and the prefixes become `P*` paths of a trie of their
+//! own, so a decision looks only at the groups whose prefix the value
+//! starts with. Inside its group each rule is anchored on its rarest needle
+//! (the one the fewest rules of the group name; the longer on a tie), so
+//! that a needle which occurs offers only the rules that are unlikely to be
+//! offered by another, and a common piece such as `--` does not make every
+//! rule that names it a candidate.
 
+use super::trie::Trie;
 use super::Writer;
 use crate::runtime::inner::ENTRY_WORDS;
+use crate::runtime::program::NONE;
+use std::collections::{BTreeMap, HashMap};
 
 /// A glob `P*M1*…*Mk*S` with at least one non-empty middle piece.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -21,8 +27,17 @@ pub(crate) struct InnerRule {
 }
 
 /// Writes the inner record of `rules` (not empty) for automaton slot
-/// `automaton`; returns its word offset.
-pub(crate) fn write(w: &mut Writer, mut rules: Vec<InnerRule>, automaton: u32) -> u32 {
+/// `automaton`, putting the groups' prefixes in `trie` under a new root;
+/// returns the record's word offset and the root, whose written offset the
+/// caller patches into word [`I_GROUP_ROOT`] once the nodes are laid out.
+///
+/// [`I_GROUP_ROOT`]: crate::runtime::inner::I_GROUP_ROOT
+pub(crate) fn write(
+    w: &mut Writer,
+    trie: &mut Trie,
+    mut rules: Vec<InnerRule>,
+    automaton: u32,
+) -> (u32, usize) {
     rules.sort();
     rules.dedup();
     let mut needles: Vec<&[u8]> = rules
@@ -32,31 +47,40 @@ pub(crate) fn write(w: &mut Writer, mut rules: Vec<InnerRule>, automaton: u32) -
     needles.sort_unstable();
     needles.dedup();
     let index = |p: &[u8]| needles.binary_search(&p).map_or(0, |i| i as u32);
-    // How many rules name each needle, each rule counted once.
-    let mut uses = vec![0u32; needles.len()];
+    // The groups: one per distinct prefix, in prefix order.
+    let mut prefixes: Vec<&[u8]> = rules.iter().map(|r| r.prefix.as_slice()).collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    let group_of = |r: &InnerRule| {
+        prefixes
+            .binary_search(&r.prefix.as_slice())
+            .map_or(0, |g| g)
+    };
+    // How many rules of its group name each needle, each rule counted once.
+    let mut uses: HashMap<(usize, u32), u32> = HashMap::new();
     for r in &rules {
         let mut mine: Vec<u32> = r.pieces.iter().map(|p| index(p)).collect();
         mine.sort_unstable();
         mine.dedup();
+        let g = group_of(r);
         for k in mine {
-            if let Some(u) = uses.get_mut(k as usize) {
-                *u += 1;
-            }
+            *uses.entry((g, k)).or_insert(0) += 1;
         }
     }
-    // Pieces, entries and postings; entries are in id order, so each
-    // posting list is too.
-    let mut postings: Vec<Vec<u32>> = vec![Vec::new(); needles.len()];
+    // Pieces and entries; entries are in id order, so each posting list is
+    // too. Postings are keyed by needle, then group.
+    let mut postings: Vec<BTreeMap<u32, Vec<u32>>> = vec![BTreeMap::new(); needles.len()];
     let mut entries: Vec<[u32; ENTRY_WORDS as usize]> = Vec::with_capacity(rules.len());
     for (e, r) in rules.iter().enumerate() {
         let ks: Vec<u32> = r.pieces.iter().map(|p| index(p)).collect();
+        let g = group_of(r);
         let anchor = ks.iter().copied().min_by_key(|&k| {
-            let uses = uses.get(k as usize).copied().unwrap_or(0);
+            let uses = uses.get(&(g, k)).copied().unwrap_or(0);
             let len = needles.get(k as usize).map_or(0, |n| n.len());
             (uses, std::cmp::Reverse(len))
         });
-        if let Some(list) = anchor.and_then(|k| postings.get_mut(k as usize)) {
-            list.push(e as u32);
+        if let Some(by_group) = anchor.and_then(|k| postings.get_mut(k as usize)) {
+            by_group.entry(g as u32).or_default().push(e as u32);
         }
         let pieces_at = w.here();
         w.words.extend_from_slice(&ks);
@@ -69,27 +93,54 @@ pub(crate) fn write(w: &mut Writer, mut rules: Vec<InnerRule>, automaton: u32) -
     for (o, l) in &needle_pairs {
         w.words.extend_from_slice(&[*o, *l]);
     }
-    let mut lists = Vec::with_capacity(postings.len());
-    for list in &postings {
-        lists.push((w.here(), list.len() as u32));
-        w.words.extend_from_slice(list);
+    // Each needle's lists, then its triples, then the pairs naming them.
+    let mut pairs = Vec::with_capacity(postings.len());
+    for by_group in &postings {
+        let lists: Vec<(u32, u32, u32)> = by_group
+            .iter()
+            .map(|(&g, list)| {
+                let at = w.here();
+                w.words.extend_from_slice(list);
+                (g, at, list.len() as u32)
+            })
+            .collect();
+        pairs.push((w.here(), lists.len() as u32));
+        for (g, at, n) in &lists {
+            w.words.extend_from_slice(&[*g, *at, *n]);
+        }
     }
     let postings_at = w.here();
-    for (o, n) in lists {
-        w.words.extend_from_slice(&[o, n]);
+    for (o, n) in &pairs {
+        w.words.extend_from_slice(&[*o, *n]);
+    }
+    let group_words: Vec<(u32, u32)> = prefixes.iter().map(|p| w.raw(p)).collect();
+    let groups_at = w.here();
+    for (o, l) in &group_words {
+        w.words.extend_from_slice(&[*o, *l]);
     }
     let entries_at = w.here();
     for e in &entries {
         w.words.extend_from_slice(e);
+    }
+    // The groups' prefixes as `P*` paths: a walk offers each group whose
+    // prefix the value starts with.
+    let root = trie.node();
+    for (g, prefix) in prefixes.iter().enumerate() {
+        let n = trie.forward(root, prefix);
+        let sub = trie.sub(n);
+        trie.pay(sub, g as u32, Vec::new());
     }
     let at = w.here();
     w.words.extend_from_slice(&[
         automaton,
         needles_at,
         needles.len() as u32,
+        NONE,
+        groups_at,
+        group_words.len() as u32,
         postings_at,
         entries_at,
         entries.len() as u32,
     ]);
-    at
+    (at, root)
 }

@@ -27,6 +27,7 @@ use crate::diag::DiagnosticKind;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::policy::List;
 use crate::registry::{Lowering, Pattern};
+use crate::runtime::inner::I_GROUP_ROOT;
 use crate::runtime::program::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -331,8 +332,10 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         w.words
             .extend_from_slice(&[0, fm.callbacks.len() as u32, 0, dl.len() as u32, NONE]);
         if !fm.inner.is_empty() {
-            let rec = inner::write(&mut w, std::mem::take(&mut fm.inner), n_inner);
+            let (rec, root) =
+                inner::write(&mut w, &mut trie, std::mem::take(&mut fm.inner), n_inner);
             w.patch(cb_at + FM_INNER as usize - 1, rec);
+            root_patch.push(((rec + I_GROUP_ROOT) as usize, Some(root)));
             n_inner += 1;
         }
         let cbs: Vec<(u32, (u32, u32))> =
