@@ -45,8 +45,33 @@ pub fn post(
     token: Option<&str>,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ClientError> {
+    request(addr, "POST", path, body, token, timeout)
+}
+
+/// As [`post`], with `GET` and no body.
+///
+/// # Errors
+///
+/// As [`post`].
+pub fn get(
+    addr: &Addr,
+    path: &str,
+    token: Option<&str>,
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), ClientError> {
+    request(addr, "GET", path, b"", token, timeout)
+}
+
+fn request(
+    addr: &Addr,
+    method: &str,
+    path: &str,
+    body: &[u8],
+    token: Option<&str>,
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), ClientError> {
     let mut head = format!(
-        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     if let Some(t) = token {

@@ -118,6 +118,18 @@ mod tests {
     }
 
     #[test]
+    fn a_full_queue_drops_the_entry_instead_of_waiting() {
+        // No writer drains this queue of one.
+        let (tx, _rx) = sync_channel(1);
+        let log = DecisionLog {
+            tx,
+            mask: Vec::new(),
+        };
+        assert!(log.send("first".into()));
+        assert!(!log.send("second".into()));
+    }
+
+    #[test]
     fn a_mask_that_is_not_a_json_pointer_is_refused() {
         let dir = std::env::temp_dir();
         let e = DecisionLog::start(&dir.join("unused.jsonl"), 1, vec!["args.command".into()]);
