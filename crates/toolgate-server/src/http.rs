@@ -362,7 +362,7 @@ fn decide_caught(state: &Shared, loaded: &Loaded, text: &str) -> (Value, bool) {
         Ok(v) => (v, false),
         Err(_) => {
             state.metrics.panics.inc();
-            eprintln!("toolgate serve: deciding a request panicked; it was answered with a deny");
+            note!("toolgate serve: deciding a request panicked; it was answered with a deny");
             (
                 decide::fault(
                     loaded,
@@ -551,7 +551,7 @@ async fn hook_handler(State(state): State<S>, req: Request) -> Response {
     state.metrics.latency(started.elapsed().as_secs_f64());
     let line = decided.unwrap_or_else(|_| {
         state.metrics.panics.inc();
-        eprintln!("toolgate serve: answering a hook panicked; it was answered with a deny");
+        note!("toolgate serve: answering a hook panicked; it was answered with a deny");
         crate::hook::answer_line(
             toolgate::Decision::Deny,
             "the server failed while deciding the call (a panic); the call is denied",

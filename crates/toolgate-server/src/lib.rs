@@ -14,6 +14,20 @@
 //! bounded in size and in time, a panic while deciding is caught and
 //! answered with a deny, and a listener off loopback needs a token.
 
+/// Writes a line to standard error for the operator, ignoring a failed
+/// write: `eprintln!` panics when standard error is closed, and a server
+/// whose log reader went away must go on deciding.
+macro_rules! note {
+    ($($t:tt)*) => {
+        $crate::note_line(format_args!($($t)*))
+    };
+}
+
+fn note_line(args: fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{args}");
+}
+
 mod decide;
 pub mod hook;
 mod http;

@@ -28,8 +28,8 @@ pub(crate) async fn reload(state: Arc<Shared>) -> Result<String, ServeError> {
         match shadow {
             Ok(Ok(s)) if s.revision != slot.load().revision => slot.store(Arc::new(s)),
             Ok(Ok(_)) => {}
-            Ok(Err(e)) => eprintln!("toolgate serve: the shadow artifact was not reloaded: {e}"),
-            Err(e) => eprintln!("toolgate serve: the shadow artifact was not reloaded: {e}"),
+            Ok(Err(e)) => note!("toolgate serve: the shadow artifact was not reloaded: {e}"),
+            Err(e) => note!("toolgate serve: the shadow artifact was not reloaded: {e}"),
         }
     }
     match read {
@@ -40,14 +40,14 @@ pub(crate) async fn reload(state: Arc<Shared>) -> Result<String, ServeError> {
                 state.generation.fetch_add(1, Ordering::SeqCst);
                 state.reloads.fetch_add(1, Ordering::SeqCst);
                 state.metrics.reloads.inc();
-                eprintln!("toolgate serve: now serving revision {revision}");
+                note!("toolgate serve: now serving revision {revision}");
             }
             Ok(revision)
         }
         Err(e) => {
             state.failed_reloads.fetch_add(1, Ordering::SeqCst);
             state.metrics.failed_reloads.inc();
-            eprintln!(
+            note!(
                 "toolgate serve: reload refused, still serving revision {}: {e}",
                 state.current.load().revision
             );
