@@ -676,9 +676,11 @@ fn main() -> ExitCode {
             fail_closed,
             token_file,
         } => hook(
-            connect.as_deref(),
-            fail_closed,
-            token_file.as_deref(),
+            connect.as_deref().map(|addr| resident::Connect {
+                addr,
+                fail_closed,
+                token_file: token_file.as_deref(),
+            }),
             &settings,
             bundle.as_deref(),
             trust_project,
@@ -2599,9 +2601,7 @@ fn discover(project: Option<&str>, home: Option<&str>) -> Vec<String> {
 }
 
 fn hook(
-    connect: Option<&str>,
-    fail_closed: bool,
-    token_file: Option<&str>,
+    connect: Option<resident::Connect<'_>>,
     settings: &[String],
     bundle: Option<&str>,
     trust_project: bool,
@@ -2614,10 +2614,10 @@ fn hook(
             Ok(i) => i,
             Err(why) => return deny(&why),
         };
-        if let Some(addr) = connect {
-            match resident::forward(addr, token_file, &input) {
+        if let Some(c) = connect {
+            match resident::forward(c.addr, c.token_file, &input) {
                 Ok(answer) => return out(&answer),
-                Err(why) if fail_closed => return deny(&why),
+                Err(why) if c.fail_closed => return deny(&why),
                 Err(why) => eprintln!("warning: {why}; deciding here instead"),
             }
         }

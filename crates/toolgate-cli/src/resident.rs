@@ -6,6 +6,16 @@
 
 use std::time::Duration;
 
+/// `--connect` and what goes with it.
+pub struct Connect<'a> {
+    /// The server: `HOST:PORT` or `unix:PATH`.
+    pub addr: &'a str,
+    /// Deny, rather than decide locally, when the server cannot answer.
+    pub fail_closed: bool,
+    /// The file holding the server's token.
+    pub token_file: Option<&'a str>,
+}
+
 /// How long the server may take: well under Claude Code's hook timeout, and
 /// long enough for a loaded machine.
 const TIMEOUT: Duration = Duration::from_secs(5);

@@ -93,7 +93,7 @@ fn write_all(file: std::fs::File, rx: Receiver<String>) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
 
     #[test]

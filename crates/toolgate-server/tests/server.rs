@@ -1,7 +1,12 @@
 //! The server in process, on loopback port 0 and unix sockets only: every
 //! endpoint, the fault paths, and reload under load. Every loop is bounded
 //! in count and in time.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use serde_json::Value;
 use std::io::{Read, Write};
