@@ -54,7 +54,7 @@ for banned in toolgate-reference toolgate-testing toolgate-cli clap memmap2 arbi
     say_fail "toolgate-server depends on \`$banned\`"
   fi
 done
-for needed in toolgate tokio axum hyper arc-swap notify prometheus-client; do
+for needed in toolgate tokio axum hyper arc-swap notify prometheus-client tonic envoy-types; do
   if ! grep -qx "$needed" <<<"$server"; then
     say_fail "toolgate-server no longer depends on \`$needed\`: update ARCHITECTURE.md's crate table"
   fi

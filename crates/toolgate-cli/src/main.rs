@@ -357,6 +357,9 @@ enum Command {
         /// Where the admin endpoint (`POST /v1/reload`) listens.
         #[arg(long)]
         admin_listen: Option<String>,
+        /// Where Envoy's `ext_authz` gRPC service listens (`HOST:PORT`).
+        #[arg(long)]
+        grpc_listen: Option<String>,
         /// A file holding the bearer token every request but the health
         /// checks must carry (`Authorization: Bearer TOKEN`).
         #[arg(long)]
@@ -692,6 +695,7 @@ fn main() -> ExitCode {
             policy,
             listen,
             admin_listen,
+            grpc_listen,
             token_file,
             decision_log,
             mask,
@@ -705,6 +709,7 @@ fn main() -> ExitCode {
             policy,
             listen,
             admin_listen,
+            grpc_listen,
             token_file,
             decision_log,
             mask,
@@ -2758,6 +2763,7 @@ struct Serve {
     policy: Option<String>,
     listen: Vec<String>,
     admin_listen: Option<String>,
+    grpc_listen: Option<String>,
     token_file: Option<String>,
     decision_log: Option<String>,
     mask: Vec<String>,
@@ -2801,6 +2807,12 @@ fn serve(flags: Serve) -> ExitCode {
             Err(e) => return fail(e),
         }
     }
+    if let Some(a) = &flags.grpc_listen {
+        match Addr::parse(a) {
+            Ok(a) => config.grpc_listen = Some(a),
+            Err(e) => return fail(e),
+        }
+    }
     if let Some(f) = &flags.token_file {
         match toolgate_server::read_token(std::path::Path::new(f)) {
             Ok(t) => config.token = Some(t),
@@ -2823,6 +2835,9 @@ fn serve(flags: Serve) -> ExitCode {
         }
         if let Some(a) = &r.admin {
             eprintln!("toolgate serve: admin on {a}");
+        }
+        if let Some(a) = &r.grpc {
+            eprintln!("toolgate serve: ext_authz on {a}");
         }
     };
     match toolgate_server::run(config, &ready) {

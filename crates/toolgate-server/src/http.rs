@@ -251,12 +251,26 @@ fn authorised(state: &Shared, headers: &HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
+    same(given, token)
+}
+
+/// Whether `given` is `token`, in time independent of where they differ.
+pub(crate) fn same(given: &str, token: &str) -> bool {
     let (a, b) = (given.as_bytes(), token.as_bytes());
     let mut diff = a.len() ^ b.len();
     for (i, x) in b.iter().enumerate() {
         diff |= usize::from(x ^ a.get(i).copied().unwrap_or(0));
     }
     diff == 0
+}
+
+/// A deny for a request refused before deciding, in the served artifact's
+/// shape, stamped and counted.
+pub(crate) fn refused_verdict(state: &Shared, loaded: &Loaded, why: &str) -> Value {
+    let mut v = decide::unreadable(loaded, why);
+    decide::stamp(&mut v, &loaded.revision, &state.ids);
+    state.metrics.decided("deny");
+    v
 }
 
 /// Why a body was not read.
@@ -329,10 +343,7 @@ impl BodyFault {
 
 /// A deny in the served artifact's shape, stamped and counted.
 fn refusal(state: &Shared, loaded: &Loaded, status: StatusCode, why: &str) -> Response {
-    let mut v = decide::unreadable(loaded, why);
-    decide::stamp(&mut v, &loaded.revision, &state.ids);
-    state.metrics.decided("deny");
-    json_response(status, &v)
+    json_response(status, &refused_verdict(state, loaded, why))
 }
 
 fn unauthorised(state: &Shared, loaded: &Loaded) -> Response {
@@ -348,7 +359,7 @@ fn unauthorised(state: &Shared, loaded: &Loaded) -> Response {
 /// Decides a body on `loaded`, catching a panic (answered with a deny,
 /// counted and logged), and the shadow beside it. The verdicts, stamped,
 /// and whether deciding panicked.
-fn decide_caught(state: &Shared, loaded: &Loaded, text: &str) -> (Value, bool) {
+pub(crate) fn decide_caught(state: &Shared, loaded: &Loaded, text: &str) -> (Value, bool) {
     let started = Instant::now();
     let decided = std::panic::catch_unwind(AssertUnwindSafe(|| {
         if let Some(m) = &state.panic_marker {

@@ -29,6 +29,7 @@ fn note_line(args: fmt::Arguments<'_>) {
 }
 
 mod decide;
+pub mod ext_authz;
 pub mod hook;
 mod http;
 mod loaded;
@@ -129,6 +130,8 @@ pub struct Config {
     pub listen: Vec<Addr>,
     /// The admin listener (`POST /v1/reload`), if any.
     pub admin_listen: Option<Addr>,
+    /// The listener of Envoy's `ext_authz` gRPC service, if any (TCP).
+    pub grpc_listen: Option<Addr>,
     /// The bearer token every request but the health checks must carry.
     pub token: Option<String>,
     /// The decision log's file.
@@ -168,6 +171,7 @@ impl Config {
             shadow: None,
             listen: Vec::new(),
             admin_listen: None,
+            grpc_listen: None,
             token: None,
             decision_log: None,
             mask: Vec::new(),
@@ -290,6 +294,8 @@ pub struct Running {
     pub listening: Vec<Addr>,
     /// The admin listener, if any.
     pub admin: Option<Addr>,
+    /// The `ext_authz` listener, if any.
+    pub grpc: Option<Addr>,
     state: Arc<http::Shared>,
     stop: tokio::sync::watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -340,7 +346,11 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
     } else {
         config.listen.clone()
     };
-    for a in listen.iter().chain(config.admin_listen.iter()) {
+    for a in listen
+        .iter()
+        .chain(config.admin_listen.iter())
+        .chain(config.grpc_listen.iter())
+    {
         if !a.is_loopback() && config.token.is_none() {
             return Err(ServeError::NeedsToken {
                 addr: a.to_string(),
@@ -390,6 +400,14 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
         }
         None => None,
     };
+    let grpc = match &config.grpc_listen {
+        Some(a) => {
+            let (bound, task) = grpc_listen(a, state.clone(), stopped.clone())?;
+            tasks.push(task);
+            Some(bound)
+        }
+        None => None,
+    };
     let watcher = if config.watch {
         Some(reload::watch(
             state.clone(),
@@ -405,11 +423,46 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
     Ok(Running {
         listening,
         admin,
+        grpc,
         state,
         stop,
         tasks,
         _watcher: watcher,
     })
+}
+
+/// Binds the `ext_authz` listener (TCP: Envoy's gRPC clients dial
+/// addresses) and spawns its server.
+fn grpc_listen(
+    addr: &Addr,
+    state: Arc<http::Shared>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<(Addr, tokio::task::JoinHandle<()>), ServeError> {
+    let Addr::Tcp(a) = addr else {
+        return Err(ServeError::Addr {
+            given: addr.to_string(),
+            why: "`--grpc-listen` takes `HOST:PORT`".into(),
+        });
+    };
+    let bind = |e: std::io::Error| ServeError::Bind {
+        addr: addr.to_string(),
+        why: e.to_string(),
+    };
+    let std = std::net::TcpListener::bind(a).map_err(bind)?;
+    std.set_nonblocking(true).map_err(bind)?;
+    let listener = tokio::net::TcpListener::from_std(std).map_err(bind)?;
+    let bound = Addr::Tcp(listener.local_addr().map_err(bind)?);
+    let task = tokio::spawn(async move {
+        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        let _ = tonic::transport::Server::builder()
+            .timeout(std::time::Duration::from_secs(10))
+            .add_service(ext_authz::service(state))
+            .serve_with_incoming_shutdown(incoming, async move {
+                let _ = stop.changed().await;
+            })
+            .await;
+    });
+    Ok((bound, task))
 }
 
 /// Runs the server until `SIGINT` or `SIGTERM`, on a runtime of its own:
