@@ -532,6 +532,68 @@ fn a_server_whose_stderr_is_closed_goes_on_reloading_and_deciding() {
     assert_eq!(status, 200);
 }
 
+/// A server that answers something other than a hook answer is no answer:
+/// `--connect` decides locally, or denies with `--fail-closed`.
+#[test]
+fn a_server_answering_garbage_is_not_trusted() {
+    let s = Scratch::new("garbage");
+    std::fs::create_dir_all(s.path("repo/.claude")).unwrap();
+    let settings = s.path("repo/.claude/settings.json");
+    std::fs::write(&settings, r#"{"permissions": {"deny": ["Bash(rm *)"]}}"#).unwrap();
+    let bundle = compile(&s, &settings, "settings.tgb");
+    let bundle = bundle.to_str().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    // Two connections, each answered with an allow-looking body that is
+    // not a hook answer.
+    let fake = std::thread::spawn(move || {
+        for _ in 0..2 {
+            let (mut c, _) = listener.accept().unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut buf = [0u8; 65536];
+            let _ = std::io::Read::read(&mut c, &mut buf);
+            let body = r#"{"decision": "allow"}"#;
+            let _ = write!(
+                c,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let p = payload(&s, "Bash", serde_json::json!({"command": "rm -rf build"}));
+    let (_, want) = run(&s, &["hook", "claude-code", "--bundle", bundle], &p);
+    let (_, local) = run(
+        &s,
+        &[
+            "hook",
+            "claude-code",
+            "--bundle",
+            bundle,
+            "--connect",
+            &addr,
+        ],
+        &p,
+    );
+    assert_eq!(local, want);
+    let (_, closed) = run(
+        &s,
+        &[
+            "hook",
+            "claude-code",
+            "--bundle",
+            bundle,
+            "--connect",
+            &addr,
+            "--fail-closed",
+        ],
+        &p,
+    );
+    let v: Value = serde_json::from_str(&closed).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(closed.contains("did not answer the hook"), "{closed}");
+    fake.join().unwrap();
+}
+
 #[test]
 fn sighup_reloads_and_a_public_address_needs_a_token() {
     let s = Scratch::new("sighup");
