@@ -382,6 +382,9 @@ enum Command {
         /// The most calls one batch may hold.
         #[arg(long, default_value_t = DEFAULT_MAX_BATCH)]
         max_batch: usize,
+        /// The most connections open at once on each listener.
+        #[arg(long, default_value_t = 1024)]
+        max_connections: usize,
         /// Do not watch the artifact's file (reload on `SIGHUP` or
         /// `POST /v1/reload` only).
         #[arg(long)]
@@ -702,6 +705,7 @@ fn main() -> ExitCode {
             shadow,
             max_body_bytes,
             max_batch,
+            max_connections,
             no_watch,
             max_artifact_bytes,
         } => serve(Serve {
@@ -716,6 +720,7 @@ fn main() -> ExitCode {
             shadow,
             max_body_bytes,
             max_batch,
+            max_connections,
             no_watch,
             max_artifact_bytes,
         }),
@@ -2770,6 +2775,7 @@ struct Serve {
     shadow: Option<String>,
     max_body_bytes: usize,
     max_batch: usize,
+    max_connections: usize,
     no_watch: bool,
     max_artifact_bytes: usize,
 }
@@ -2823,6 +2829,7 @@ fn serve(flags: Serve) -> ExitCode {
     config.mask = flags.mask;
     config.max_body = flags.max_body_bytes;
     config.max_batch = flags.max_batch;
+    config.max_connections = flags.max_connections;
     config.watch = !flags.no_watch;
     config.sighup = true;
     config.load = LoadOptions::default().max_len(flags.max_artifact_bytes);

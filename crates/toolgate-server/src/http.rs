@@ -121,6 +121,7 @@ pub(crate) fn listen(
         why: e.to_string(),
     };
     let header_timeout = config.header_timeout;
+    let slots = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
     match addr {
         Addr::Tcp(a) => {
             let std = std::net::TcpListener::bind(a).map_err(bind)?;
@@ -137,6 +138,7 @@ pub(crate) fn listen(
                     },
                     app,
                     header_timeout,
+                    slots,
                     stop,
                 )
                 .await;
@@ -162,6 +164,7 @@ pub(crate) fn listen(
                     || async { listener.accept().await.map(|(s, _)| s) },
                     app,
                     header_timeout,
+                    slots,
                     stop,
                 )
                 .await;
@@ -175,6 +178,7 @@ async fn accept_loop<F, Fut, I>(
     accept: F,
     app: Router,
     header_timeout: Duration,
+    slots: Arc<tokio::sync::Semaphore>,
     mut stop: watch::Receiver<bool>,
 ) where
     F: Fn() -> Fut,
@@ -185,9 +189,19 @@ async fn accept_loop<F, Fut, I>(
         tokio::select! {
             accepted = accept() => match accepted {
                 Ok(io) => {
+                    // Past the connection cap a new connection is closed at
+                    // once: each open one holds buffers, so their number is
+                    // bounded too.
+                    let Ok(slot) = slots.clone().try_acquire_owned() else {
+                        drop(io);
+                        continue;
+                    };
                     let app = app.clone();
                     let stop = stop.clone();
-                    tokio::spawn(connection(io, app, header_timeout, stop));
+                    tokio::spawn(async move {
+                        connection(io, app, header_timeout, stop).await;
+                        drop(slot);
+                    });
                 }
                 // Out of descriptors, or a connection reset before it was
                 // accepted: wait a little rather than spin.

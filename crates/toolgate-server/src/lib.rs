@@ -144,6 +144,9 @@ pub struct Config {
     pub max_body: usize,
     /// The most calls one batch may hold.
     pub max_batch: usize,
+    /// The most connections open at once on each listener; past it a new
+    /// connection is closed at once.
+    pub max_connections: usize,
     /// How long a client may take to send a request's headers.
     pub header_timeout: Duration,
     /// How long a client may take to send a request's body.
@@ -178,6 +181,7 @@ impl Config {
             log_queue: 4096,
             max_body: DEFAULT_MAX_BODY,
             max_batch: 10_000,
+            max_connections: 1024,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             watch: true,

@@ -418,6 +418,35 @@ fn slow_and_abandoned_clients_are_cut_and_the_server_keeps_serving() {
 }
 
 #[test]
+fn connections_past_the_cap_are_closed_at_once() {
+    let s = Scratch::new("cap");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |c| c.max_connections = 2);
+    let Addr::Tcp(a) = server.addr() else {
+        unreachable!()
+    };
+    let held: Vec<_> = (0..2)
+        .map(|_| std::net::TcpStream::connect(a).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut third = std::net::TcpStream::connect(a).unwrap();
+    third.set_read_timeout(Some(T)).unwrap();
+    let _ = third.write_all(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut buf = Vec::new();
+    let _ = third.read_to_end(&mut buf);
+    assert!(buf.is_empty(), "{}", String::from_utf8_lossy(&buf));
+    drop(held);
+    // The slots come back once the held connections are gone.
+    let deadline = Instant::now() + T;
+    loop {
+        if let Ok((200, _)) = client::get(&server.addr(), "/health/live", None, T) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slots never came back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn status_and_metrics_report_without_argument_values() {
     let s = Scratch::new("metrics");
     let bytes = artifact(POLICY.as_bytes());
