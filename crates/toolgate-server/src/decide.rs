@@ -34,11 +34,51 @@ impl Ids {
     }
 }
 
-/// The bounds of a body's intake.
+/// The bounds of a body's intake, and whether to explain.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Intake {
     pub(crate) max_batch: usize,
     pub(crate) max_values: usize,
+    /// `?explain=true`: each rule-list verdict gains an `explain` member.
+    pub(crate) explain: bool,
+}
+
+/// What `?explain=true` adds to a rule-list verdict, from the compiled
+/// tables: the rules of the call's tool that match it before precedence
+/// and carve-outs (`matched`, in list order), the rule that decided (or
+/// the default), and the allow rules withheld from untrusted sources. It is
+/// less than `toolgate explain` says (no subjects, no skipped rules), which
+/// walks the policy document with the reference evaluator.
+fn explanation(e: &toolgate::Engine<'_>, call: &Call, v: &Verdict) -> Value {
+    let rule = |r: &toolgate::RuleRef| {
+        let mut m = serde_json::Map::new();
+        m.insert("rule".into(), Value::String(r.text.clone()));
+        if !r.source.is_empty() {
+            m.insert("source".into(), Value::String(r.source.clone()));
+        }
+        Value::Object(m)
+    };
+    let matched: Vec<Value> = e
+        .matching_rules_in(&call.tool, &call.args, call.cwd.as_deref())
+        .iter()
+        .map(rule)
+        .collect();
+    let withheld: Vec<Value> = e.withheld().iter().map(rule).collect();
+    let decided_by = match &v.rule {
+        Some(r) => rule(r),
+        None => Value::String("the default (no rule fired)".into()),
+    };
+    serde_json::json!({"matched": matched, "decided_by": decided_by, "withheld": withheld})
+}
+
+fn explained(e: &toolgate::Engine<'_>, call: &Call, v: &Verdict, explain: bool) -> Value {
+    let mut j = v.to_json();
+    if explain {
+        if let Value::Object(m) = &mut j {
+            m.insert("explain".into(), explanation(e, call, v));
+        }
+    }
+    j
 }
 
 /// Decides `text` (one call, or a JSON array decided as one batch): the
@@ -55,9 +95,7 @@ pub(crate) fn decide(loaded: &Loaded, text: &str, intake: Intake) -> Value {
     }
     let batch = text.trim_start().starts_with('[');
     match &loaded.decider {
-        Decider::Rules(e) => decide_calls(text, batch, intake, &|c| c, &|c| e.would(c), &|cs| {
-            e.decide_batch(cs)
-        }),
+        Decider::Rules(e) => decide_calls(text, batch, intake, &|c| c, e),
         Decider::ClaudeCode(e, project) => {
             let prep = |mut c: Call| {
                 if c.cwd.is_none() {
@@ -65,9 +103,7 @@ pub(crate) fn decide(loaded: &Loaded, text: &str, intake: Intake) -> Value {
                 }
                 toolgate::claude::prepare_call(c)
             };
-            decide_calls(text, batch, intake, &prep, &|c| e.would(c), &|cs| {
-                e.decide_batch(cs)
-            })
+            decide_calls(text, batch, intake, &prep, e)
         }
         Decider::Rubric(e) => each(text, batch, intake, &|one| {
             let request = match one {
@@ -98,12 +134,11 @@ fn decide_calls(
     batch: bool,
     intake: Intake,
     prep: &dyn Fn(Call) -> Call,
-    would: &dyn Fn(&Call) -> Verdict,
-    decide_batch: &dyn Fn(&[Call]) -> Vec<Verdict>,
+    e: &toolgate::Engine<'_>,
 ) -> Value {
     if !batch {
         return match Call::from_json(text).map(prep) {
-            Ok(call) => would(&call).to_json(),
+            Ok(call) => explained(e, &call, &e.would(&call), intake.explain),
             Err(e) => call_unreadable(&format!("the body is not a JSON call: {e}")),
         };
     }
@@ -120,7 +155,13 @@ fn decide_calls(
             }
         }
     }
-    Value::Array(decide_batch(&calls).iter().map(Verdict::to_json).collect())
+    Value::Array(
+        e.decide_batch(&calls)
+            .iter()
+            .zip(&calls)
+            .map(|(v, c)| explained(e, c, v, intake.explain))
+            .collect(),
+    )
 }
 
 /// Rubric requests and Authensor envelopes: one, or each of an array.

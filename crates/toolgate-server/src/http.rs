@@ -69,6 +69,7 @@ impl Shared {
             intake: Intake {
                 max_batch: config.max_batch,
                 max_values: crate::hook::VALUE_LIMIT,
+                explain: false,
             },
             max_body: config.max_body,
             body_timeout: config.body_timeout,
@@ -374,6 +375,18 @@ fn unauthorised(state: &Shared, loaded: &Loaded) -> Response {
 /// counted and logged), and the shadow beside it. The verdicts, stamped,
 /// and whether deciding panicked.
 pub(crate) fn decide_caught(state: &Shared, loaded: &Loaded, text: &str) -> (Value, bool) {
+    decide_with(state, loaded, text, state.intake)
+}
+
+/// Whether a request's query asks for `explain=true`.
+fn wants_explain(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        q.split('&')
+            .any(|kv| kv == "explain=true" || kv == "explain")
+    })
+}
+
+fn decide_with(state: &Shared, loaded: &Loaded, text: &str, intake: Intake) -> (Value, bool) {
     let started = Instant::now();
     let decided = std::panic::catch_unwind(AssertUnwindSafe(|| {
         if let Some(m) = &state.panic_marker {
@@ -381,7 +394,7 @@ pub(crate) fn decide_caught(state: &Shared, loaded: &Loaded, text: &str) -> (Val
                 injected_panic();
             }
         }
-        decide::decide(loaded, text, state.intake)
+        decide::decide(loaded, text, intake)
     }));
     let (mut answer, panicked) = match decided {
         Ok(v) => (v, false),
@@ -451,6 +464,10 @@ async fn decide_handler(State(state): State<S>, req: Request) -> Response {
     if !authorised(&state, req.headers()) {
         return unauthorised(&state, &loaded);
     }
+    let intake = Intake {
+        explain: wants_explain(req.uri().query()),
+        ..state.intake
+    };
     let text = match read_body(&state, req).await {
         Ok(t) => t,
         Err(f) => {
@@ -458,7 +475,7 @@ async fn decide_handler(State(state): State<S>, req: Request) -> Response {
             return refusal(&state, &loaded, f.status(), &f.why(&state));
         }
     };
-    let (answer, panicked) = decide_caught(&state, &loaded, &text);
+    let (answer, panicked) = decide_with(&state, &loaded, &text, intake);
     let status = if panicked {
         StatusCode::INTERNAL_SERVER_ERROR
     } else if decide::outcomes(&answer).contains(&"deny") && malformed(&text) {

@@ -186,6 +186,26 @@ fn decide_answers_one_call_and_a_batch_with_the_revision_and_unique_ids() {
 }
 
 #[test]
+fn explain_names_the_matching_rules_and_the_deciding_one() {
+    let s = Scratch::new("explain");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |_| {});
+    let call = r#"{"tool": "bash", "args": {"command": "rm -rf /"}}"#;
+    let (_, plain) = post(&server.addr(), "/v1/decide", call);
+    assert!(plain.get("explain").is_none());
+    let (code, v) = post(&server.addr(), "/v1/decide?explain=true", call);
+    assert_eq!(code, 200);
+    assert_eq!(v["explain"]["decided_by"]["rule"], "bash(rm:*)");
+    assert_eq!(v["explain"]["matched"][0]["rule"], "bash(rm:*)");
+    let (_, v) = post(
+        &server.addr(),
+        "/v1/decide?explain=true",
+        r#"[{"tool": "bash", "args": {"command": "make"}}]"#,
+    );
+    assert_eq!(v[0]["explain"]["matched"], serde_json::json!([]));
+    assert_eq!(v[0]["explain"]["decided_by"], "the default (no rule fired)");
+}
+
+#[test]
 fn rubric_and_authensor_artifacts_answer_in_their_own_shapes() {
     let s = Scratch::new("kinds");
     let rubric = artifact(&std::fs::read(examples("bundle.json")).unwrap());
