@@ -13,7 +13,11 @@ type Labels = [(&'static str, &'static str); 1];
 /// The server's counters and its latency histogram.
 pub(crate) struct Metrics {
     registry: Registry,
-    decisions: Family<Labels, Counter>,
+    /// The three outcomes' counters, taken from the family once: counting
+    /// a decision is then one atomic add, not a locked map lookup.
+    allow: Counter,
+    ask: Counter,
+    deny: Counter,
     latency: Histogram,
     pub(crate) reloads: Counter,
     pub(crate) failed_reloads: Counter,
@@ -78,9 +82,14 @@ impl Metrics {
             "Requests refused before deciding, by reason",
             bad_requests.clone(),
         );
+        let allow = decisions.get_or_create(&[("outcome", "allow")]).clone();
+        let ask = decisions.get_or_create(&[("outcome", "ask")]).clone();
+        let deny = decisions.get_or_create(&[("outcome", "deny")]).clone();
         Metrics {
             registry,
-            decisions,
+            allow,
+            ask,
+            deny,
             latency,
             reloads,
             failed_reloads,
@@ -93,7 +102,11 @@ impl Metrics {
 
     /// Counts one decision of `outcome` (`allow`, `ask`, `deny`).
     pub(crate) fn decided(&self, outcome: &'static str) {
-        self.decisions.get_or_create(&[("outcome", outcome)]).inc();
+        match outcome {
+            "allow" => self.allow.inc(),
+            "ask" => self.ask.inc(),
+            _ => self.deny.inc(),
+        };
     }
 
     pub(crate) fn latency(&self, seconds: f64) {
