@@ -147,11 +147,17 @@ pub(crate) fn listen(
             Ok((bound, task))
         }
         Addr::Unix(path) => {
-            // A socket left by a server that died is replaced; any other
-            // file is not.
+            // A socket left by a server that died is replaced; one a live
+            // server answers on is not, and neither is any other file.
             if let Ok(meta) = std::fs::symlink_metadata(path) {
                 use std::os::unix::fs::FileTypeExt;
                 if meta.file_type().is_socket() {
+                    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                        return Err(bind(std::io::Error::new(
+                            std::io::ErrorKind::AddrInUse,
+                            "a server is listening there",
+                        )));
+                    }
                     let _ = std::fs::remove_file(path);
                 }
             }

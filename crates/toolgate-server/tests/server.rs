@@ -367,6 +367,14 @@ fn a_unix_socket_serves_the_same_answers() {
     let (c1, a) = post(&server.addr(), "/v1/decide", call);
     let (c2, b) = post(&unix, "/v1/decide", call);
     assert_eq!((c1, bare(a)), (c2, bare(b)));
+    // A second server does not take the socket of a live one.
+    let mut c = Config::new(Source::Bundle(s.path("served.tgb")));
+    c.listen = vec![Addr::Unix(sock.clone())];
+    c.watch = false;
+    let e = server.rt.block_on(toolgate_server::start(c)).err().unwrap();
+    assert!(matches!(e, toolgate_server::ServeError::Bind { .. }), "{e}");
+    let (c3, _) = post(&unix, "/v1/decide", call);
+    assert_eq!(c3, 200);
 }
 
 #[test]
