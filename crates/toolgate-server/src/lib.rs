@@ -494,3 +494,34 @@ pub fn run(config: Config, ready: &dyn Fn(&Running)) -> Result<(), ServeError> {
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_token_file_gives_its_first_line_trimmed_and_an_empty_one_is_refused() {
+        let dir = std::env::temp_dir().join(format!("tg-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("token");
+        std::fs::write(&f, "  s3cret \nsecond line\n").unwrap();
+        assert_eq!(read_token(&f).unwrap(), "s3cret");
+        std::fs::write(&f, "\n").unwrap();
+        assert!(matches!(read_token(&f), Err(ServeError::EmptyToken { .. })));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn addresses_that_cannot_be_listened_on_are_refused_naming_them() {
+        for bad in ["unix:", "8181", "example.com:80", "127.0.0.1"] {
+            let e = Addr::parse(bad).err().unwrap();
+            assert!(e.to_string().contains(&format!("`{bad}`")), "{e}");
+        }
+        assert_eq!(
+            Addr::parse("localhost:9").unwrap(),
+            Addr::parse("127.0.0.1:9").unwrap()
+        );
+        assert!(Addr::parse("[::1]:9").unwrap().is_loopback());
+    }
+}
