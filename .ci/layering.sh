@@ -38,11 +38,33 @@ done
 
 # The library: no command-line, test-support or fuzzing crate in its tree.
 lib=$(tree toolgate)
-for banned in clap memmap2 arbitrary brush-parser criterion toolgate-testing toolgate-cli; do
+for banned in clap memmap2 arbitrary brush-parser criterion toolgate-testing toolgate-cli \
+  toolgate-server tokio hyper axum notify; do
   if grep -qx "$banned" <<<"$lib"; then
     say_fail "toolgate (the library) depends on \`$banned\`"
   fi
 done
+
+# The decision service: a library over the façade and the HTTP stack. It
+# decides with the compiled engines only (no reference evaluator), reads no
+# command line, and no library below it knows it exists.
+server=$(tree toolgate-server)
+for banned in toolgate-reference toolgate-testing toolgate-cli clap memmap2 arbitrary; do
+  if grep -qx "$banned" <<<"$server"; then
+    say_fail "toolgate-server depends on \`$banned\`"
+  fi
+done
+for needed in toolgate tokio axum hyper arc-swap notify prometheus-client tonic envoy-types; do
+  if ! grep -qx "$needed" <<<"$server"; then
+    say_fail "toolgate-server no longer depends on \`$needed\`: update ARCHITECTURE.md's crate table"
+  fi
+done
+for c in toolgate-core toolgate-shell toolgate toolgate-reference; do
+  if cargo tree -q -p "$c" -e normal --prefix none 2>/dev/null | grep -q '^toolgate-server '; then
+    say_fail "$c depends on toolgate-server"
+  fi
+done
+echo "layering: toolgate-server sits above the library, beside no reference evaluator"
 
 # The heavy front-end dependencies are optional: without its default
 # features the library builds with no URL parser and no ICU tables.

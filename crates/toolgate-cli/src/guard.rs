@@ -43,22 +43,27 @@ pub fn is_decider() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }
 
-/// Runs the decider on the payload read from standard input and passes its
-/// answer on, or answers deny; `deny` prints a deny answer with a reason.
-pub fn supervise(deny: &dyn Fn(&str) -> ExitCode) -> ExitCode {
+/// Reads the payload from standard input, under the input cap; why not,
+/// as the deny's reason.
+pub fn read_input() -> Result<Vec<u8>, String> {
     let mut input = Vec::new();
     if let Err(e) = std::io::stdin()
         .lock()
         .take(INPUT_LIMIT + 1)
         .read_to_end(&mut input)
     {
-        return deny(&format!("the hook input could not be read: {e}"));
+        return Err(format!("the hook input could not be read: {e}"));
     }
     if input.len() as u64 > INPUT_LIMIT {
-        return deny(&format!(
-            "the hook input is longer than {INPUT_LIMIT} bytes"
-        ));
+        return Err(format!("the hook input is longer than {INPUT_LIMIT} bytes"));
     }
+    Ok(input)
+}
+
+/// Runs the decider on `input` (the payload, from [`read_input`]) and
+/// passes its answer on, or answers deny; `deny` prints a deny answer with
+/// a reason.
+pub fn supervise(input: Vec<u8>, deny: &dyn Fn(&str) -> ExitCode) -> ExitCode {
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => return deny(&format!("the hook cannot find its own program: {e}")),
@@ -139,7 +144,7 @@ pub fn supervise(deny: &dyn Fn(&str) -> ExitCode) -> ExitCode {
 }
 
 /// One JSON object with a permission decision, and nothing after it.
-fn is_answer(out: &[u8]) -> bool {
+pub fn is_answer(out: &[u8]) -> bool {
     if out.len() as u64 > ANSWER_LIMIT {
         return false;
     }

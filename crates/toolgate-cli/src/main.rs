@@ -13,6 +13,7 @@
 mod guard;
 mod init;
 mod keys;
+mod resident;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -250,6 +251,19 @@ enum Command {
         /// The detached signature, when it is not `BUNDLE.sig`.
         #[arg(long, requires = "require_signature")]
         signature: Option<String>,
+        /// Forward the payload to a running `toolgate serve` (`HOST:PORT`
+        /// or `unix:PATH`) and print its answer; when it cannot be reached,
+        /// decide here from the same settings (or deny, with
+        /// `--fail-closed`).
+        #[arg(long)]
+        connect: Option<String>,
+        /// With `--connect`: deny when the server cannot be reached,
+        /// instead of deciding locally.
+        #[arg(long, requires = "connect")]
+        fail_closed: bool,
+        /// With `--connect`: the file holding the server's bearer token.
+        #[arg(long, requires = "connect")]
+        token_file: Option<String>,
     },
     /// Explain the decision on one call: each subject of a split command,
     /// every rule of its tool and what became of it (matched, no match,
@@ -321,6 +335,63 @@ enum Command {
         /// Write `toolgate.1` and `toolgate-SUBCOMMAND.1` here instead.
         #[arg(long)]
         dir: Option<String>,
+    },
+    /// Serve decisions over HTTP: `/v1/decide`, OPA's data API, Claude
+    /// Code's `http` hook, health, status and metrics, with the artifact
+    /// reloaded when its file changes (or on `SIGHUP`).
+    ///
+    /// Example: `toolgate serve --bundle policy.tgb --listen 127.0.0.1:8181`
+    Serve {
+        /// A compiled artifact of any kind (rule lists, Claude Code
+        /// settings, a Rubric bundle, Authensor policies).
+        #[arg(long, required_unless_present = "policy", conflicts_with = "policy")]
+        bundle: Option<String>,
+        /// A policy document of any dialect, compiled at start (and at
+        /// every reload).
+        #[arg(long)]
+        policy: Option<String>,
+        /// Where to listen: `HOST:PORT` or `unix:PATH`; repeat for several.
+        /// A non-loopback address needs `--token-file`.
+        #[arg(long, default_value = toolgate_server::DEFAULT_LISTEN)]
+        listen: Vec<String>,
+        /// Where the admin endpoint (`POST /v1/reload`) listens.
+        #[arg(long)]
+        admin_listen: Option<String>,
+        /// Where Envoy's `ext_authz` gRPC service listens (`HOST:PORT`).
+        #[arg(long)]
+        grpc_listen: Option<String>,
+        /// A file holding the bearer token every request but the health
+        /// checks must carry (`Authorization: Bearer TOKEN`).
+        #[arg(long)]
+        token_file: Option<String>,
+        /// Append one JSON line per decision to this file.
+        #[arg(long)]
+        decision_log: Option<String>,
+        /// A JSON pointer into a call (`/args/command`) whose value the
+        /// decision log masks; repeat for several.
+        #[arg(long, requires = "decision_log")]
+        mask: Vec<String>,
+        /// A second artifact decided beside the first on every call: its
+        /// verdict is logged and counted where it differs, never enforced.
+        #[arg(long)]
+        shadow: Option<String>,
+        /// The largest request body, in bytes; a larger one is answered
+        /// with 413 and a deny.
+        #[arg(long, default_value_t = toolgate_server::DEFAULT_MAX_BODY)]
+        max_body_bytes: usize,
+        /// The most calls one batch may hold.
+        #[arg(long, default_value_t = DEFAULT_MAX_BATCH)]
+        max_batch: usize,
+        /// The most connections open at once on each listener.
+        #[arg(long, default_value_t = 1024)]
+        max_connections: usize,
+        /// Do not watch the artifact's file (reload on `SIGHUP` or
+        /// `POST /v1/reload` only).
+        #[arg(long)]
+        no_watch: bool,
+        /// The largest artifact accepted, in bytes.
+        #[arg(long, default_value_t = toolgate::artifact::DEFAULT_MAX_LEN)]
+        max_artifact_bytes: usize,
     },
     /// Run test files (a policy and the decisions its calls should get;
     /// `spec/testing.md`) and conformance files on every engine.
@@ -607,13 +678,52 @@ fn main() -> ExitCode {
             trust_project,
             require_signature,
             signature,
+            connect,
+            fail_closed,
+            token_file,
         } => hook(
+            connect.as_deref().map(|addr| resident::Connect {
+                addr,
+                fail_closed,
+                token_file: token_file.as_deref(),
+            }),
             &settings,
             bundle.as_deref(),
             trust_project,
             require_signature.as_deref(),
             signature.as_deref(),
         ),
+        Command::Serve {
+            bundle,
+            policy,
+            listen,
+            admin_listen,
+            grpc_listen,
+            token_file,
+            decision_log,
+            mask,
+            shadow,
+            max_body_bytes,
+            max_batch,
+            max_connections,
+            no_watch,
+            max_artifact_bytes,
+        } => serve(Serve {
+            bundle,
+            policy,
+            listen,
+            admin_listen,
+            grpc_listen,
+            token_file,
+            decision_log,
+            mask,
+            shadow,
+            max_body_bytes,
+            max_batch,
+            max_connections,
+            no_watch,
+            max_artifact_bytes,
+        }),
         Command::Test {
             files,
             engine,
@@ -2403,31 +2513,6 @@ fn hook_answer(decision: Decision, reason: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The project directory of a hook call: `$CLAUDE_PROJECT_DIR`, else the
-/// nearest directory from `cwd` up (below `$HOME`) that holds Claude Code
-/// project settings, else `cwd`.
-fn hook_project_dir(cwd: Option<&str>, home: Option<&str>) -> Option<String> {
-    if let Some(d) = std::env::var("CLAUDE_PROJECT_DIR")
-        .ok()
-        .filter(|d| d.starts_with('/'))
-    {
-        return Some(d);
-    }
-    let cwd = cwd?;
-    let mut dir = Some(std::path::Path::new(cwd));
-    while let Some(d) = dir {
-        if home.is_some_and(|h| std::path::Path::new(h) == d) {
-            break;
-        }
-        let c = d.join(".claude");
-        if c.join("settings.json").exists() || c.join("settings.local.json").exists() {
-            return Some(d.display().to_string());
-        }
-        dir = d.parent();
-    }
-    Some(cwd.to_string())
-}
-
 /// The most of Claude Code's record read; a longer one trusts nothing.
 const MAX_TRUST_RECORD: u64 = 64 << 20;
 
@@ -2525,31 +2610,8 @@ fn discover(project: Option<&str>, home: Option<&str>) -> Vec<String> {
     out
 }
 
-/// The hook's reason: the verdict's, and the settings file behind its rule.
-fn hook_reason(v: &Verdict) -> String {
-    match v.rule.as_ref().map(|r| r.source.as_str()) {
-        Some(s) if !s.is_empty() && s != "claude-code" => format!("{} ({s} settings)", v.reason),
-        _ => v.reason.clone(),
-    }
-}
-
-/// Why `tool`, a name Claude Code sent, cannot be decided by `program`: the
-/// policy declares the tool under another case (`bash` for `Bash`), a
-/// policy written for another host. Its rules would never apply and the
-/// call would get the default, which may be allow.
-fn wrong_host(program: &toolgate::runtime::Program<'_>, tool: &str) -> Option<String> {
-    if program.find_tool(tool).is_some() {
-        return None;
-    }
-    let declared = (0..program.n_tools())
-        .map(|i| program.tool_name(i))
-        .find(|n| n.eq_ignore_ascii_case(tool))?;
-    Some(format!(
-        "the policy declares `{declared}`, which never matches Claude Code's `{tool}`: declare the matcher as `{tool}` (or compile Claude Code settings) so its rules apply"
-    ))
-}
-
 fn hook(
+    connect: Option<resident::Connect<'_>>,
     settings: &[String],
     bundle: Option<&str>,
     trust_project: bool,
@@ -2557,7 +2619,19 @@ fn hook(
     signature: Option<&str>,
 ) -> ExitCode {
     if !guard::is_decider() {
-        return guard::supervise(&|why| hook_answer(Decision::Deny, why));
+        let deny = |why: &str| hook_answer(Decision::Deny, why);
+        let input = match guard::read_input() {
+            Ok(i) => i,
+            Err(why) => return deny(&why),
+        };
+        if let Some(c) = connect {
+            match resident::forward(c.addr, c.token_file, &input) {
+                Ok(answer) => return out(&answer),
+                Err(why) if c.fail_closed => return deny(&why),
+                Err(why) => eprintln!("warning: {why}; deciding here instead"),
+            }
+        }
+        return guard::supervise(input, &deny);
     }
     guard::inject_fault();
     const LIMIT: u64 = guard::INPUT_LIMIT;
@@ -2595,7 +2669,7 @@ fn hook(
         Err(e) => return hook_answer(Decision::Deny, &e.to_string()),
     };
     let home = home();
-    let project = hook_project_dir(payload.call.cwd.as_deref(), home.as_deref());
+    let project = toolgate_server::hook::project_dir(payload.call.cwd.as_deref(), home.as_deref());
     let mut call = payload.call;
     if call.cwd.is_none() {
         call.cwd = project.clone();
@@ -2618,7 +2692,7 @@ fn hook(
                         plural(withheld, "allow rule", "allow rules")
                     );
                 }
-                if let Some(why) = wrong_host(engine.program(), &call.tool) {
+                if let Some(why) = toolgate::claude::wrong_host(engine.program(), &call.tool) {
                     return hook_answer(Decision::Deny, &why);
                 }
                 hook_decide(&|c| engine.would(c), &call)
@@ -2688,38 +2762,114 @@ fn hook(
     hook_decide(&|c| inner.would(c), &call)
 }
 
-/// The hook's answer to `call`: its verdict, or, when a path it names is
-/// a symbolic link, the stricter verdict of the file the link leads to.
-fn hook_decide(would: &dyn Fn(&Call) -> Verdict, call: &Call) -> ExitCode {
-    let v = would(call);
-    for link in toolgate::claude::linked_calls(call, &resolve_link) {
-        let w = would(&link.call);
-        if w.decision > v.decision {
-            let why = format!(
-                "`{}` is a symbolic link to `{}`: {}",
-                link.named,
-                link.target,
-                hook_reason(&w)
-            );
-            return hook_answer(w.decision, &why);
-        }
-    }
-    hook_answer(v.decision, &hook_reason(&v))
+/// The flags of `toolgate serve`.
+struct Serve {
+    bundle: Option<String>,
+    policy: Option<String>,
+    listen: Vec<String>,
+    admin_listen: Option<String>,
+    grpc_listen: Option<String>,
+    token_file: Option<String>,
+    decision_log: Option<String>,
+    mask: Vec<String>,
+    shadow: Option<String>,
+    max_body_bytes: usize,
+    max_batch: usize,
+    max_connections: usize,
+    no_watch: bool,
+    max_artifact_bytes: usize,
 }
 
-/// The file `path` (absolute) is, every symbolic link followed: the whole
-/// path when it exists, else its directory's with the last name joined
-/// (a file about to be written). `None` when neither resolves.
-fn resolve_link(path: &str) -> Option<String> {
-    let p = std::path::Path::new(path);
-    let real = match std::fs::canonicalize(p) {
-        Ok(r) => r,
-        Err(_) => {
-            let dir = std::fs::canonicalize(p.parent()?).ok()?;
-            dir.join(p.file_name()?)
+/// `toolgate serve`: reads the flags into the server's configuration and
+/// hands over; runs until `SIGINT` or `SIGTERM`.
+fn serve(flags: Serve) -> ExitCode {
+    use toolgate_server::{Addr, Config, Source};
+    let fail = |e: toolgate_server::ServeError| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_USAGE)
+    };
+    let source = match (flags.bundle, flags.policy) {
+        (Some(b), _) => Source::Bundle(b.into()),
+        (None, Some(p)) => Source::Policy(p.into()),
+        (None, None) => {
+            eprintln!(
+                "error: give the artifact to serve with `--bundle FILE.tgb` or `--policy FILE`"
+            );
+            return ExitCode::from(EXIT_USAGE);
         }
     };
-    real.to_str().map(str::to_string)
+    let mut config = Config::new(source);
+    // A shadow is an artifact or a document, recognised by shape.
+    config.shadow = flags.shadow.map(|s| Source::Policy(s.into()));
+    for l in &flags.listen {
+        match Addr::parse(l) {
+            Ok(a) => config.listen.push(a),
+            Err(e) => return fail(e),
+        }
+    }
+    if let Some(a) = &flags.admin_listen {
+        match Addr::parse(a) {
+            Ok(a) => config.admin_listen = Some(a),
+            Err(e) => return fail(e),
+        }
+    }
+    if let Some(a) = &flags.grpc_listen {
+        match Addr::parse(a) {
+            Ok(a) => config.grpc_listen = Some(a),
+            Err(e) => return fail(e),
+        }
+    }
+    if let Some(f) = &flags.token_file {
+        match toolgate_server::read_token(std::path::Path::new(f)) {
+            Ok(t) => config.token = Some(t),
+            Err(e) => return fail(e),
+        }
+    }
+    config.decision_log = flags.decision_log.map(Into::into);
+    config.mask = flags.mask;
+    config.max_body = flags.max_body_bytes;
+    config.max_batch = flags.max_batch;
+    config.max_connections = flags.max_connections;
+    config.watch = !flags.no_watch;
+    config.sighup = true;
+    config.load = LoadOptions::default().max_len(flags.max_artifact_bytes);
+    let ready = |r: &toolgate_server::Running| {
+        for a in &r.listening {
+            eprintln!(
+                "toolgate serve: listening on {a} (revision {})",
+                r.revision()
+            );
+        }
+        if let Some(a) = &r.admin {
+            eprintln!("toolgate serve: admin on {a}");
+        }
+        if let Some(a) = &r.grpc {
+            eprintln!("toolgate serve: ext_authz on {a}");
+        }
+    };
+    match toolgate_server::run(config, &ready) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e @ toolgate_server::ServeError::Artifact { .. }) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_INVALID)
+        }
+        Err(
+            e @ (toolgate_server::ServeError::Read { .. }
+            | toolgate_server::ServeError::Bind { .. }),
+        ) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_IO)
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// The hook's answer to `call`, printed (the server's `http` hook answers
+/// with the same function).
+fn hook_decide(would: &dyn Fn(&Call) -> Verdict, call: &Call) -> ExitCode {
+    let (decision, reason) =
+        toolgate::claude::hook_verdict(would, call, &toolgate_server::hook::resolve_link);
+    hook_answer(decision, &reason)
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! Code's tools need.
 
 use crate::call::{Args, Call};
-use crate::decision::Decision;
+use crate::decision::{Decision, Verdict};
+use crate::runtime::Program;
 use serde_json::{json, Value};
 
 /// A PreToolUse payload, read.
@@ -132,6 +133,57 @@ pub fn answer(decision: Decision, reason: &str) -> Value {
             "permissionDecisionReason": format!("toolgate: {reason}"),
         }
     })
+}
+
+/// The hook's reason for a verdict: the verdict's, and the settings file
+/// behind its rule (Claude Code's own rules name no file).
+pub fn hook_reason(v: &Verdict) -> String {
+    match v.rule.as_ref().map(|r| r.source.as_str()) {
+        Some(s) if !s.is_empty() && s != "claude-code" => format!("{} ({s} settings)", v.reason),
+        _ => v.reason.clone(),
+    }
+}
+
+/// Why `tool`, a name Claude Code sent, cannot be decided by `program`: the
+/// policy declares the tool under another case (`bash` for `Bash`), a
+/// policy written for another host. Its rules would never apply and the
+/// call would get the default, which may be allow.
+pub fn wrong_host(program: &Program<'_>, tool: &str) -> Option<String> {
+    if program.find_tool(tool).is_some() {
+        return None;
+    }
+    let declared = (0..program.n_tools())
+        .map(|i| program.tool_name(i))
+        .find(|n| n.eq_ignore_ascii_case(tool))?;
+    Some(format!(
+        "the policy declares `{declared}`, which never matches Claude Code's `{tool}`: declare the matcher as `{tool}` (or compile Claude Code settings) so its rules apply"
+    ))
+}
+
+/// The hook's decision and reason for `call`: its verdict, or, when a path
+/// it names is a symbolic link (`resolve` follows links; the library does
+/// no I/O, so its caller does), the stricter verdict of the file the link
+/// leads to. The command hook and the server's `http` hook both answer
+/// with this, so the two cannot drift apart.
+pub fn hook_verdict(
+    would: &dyn Fn(&Call) -> Verdict,
+    call: &Call,
+    resolve: &dyn Fn(&str) -> Option<String>,
+) -> (Decision, String) {
+    let v = would(call);
+    for link in super::linked_calls(call, resolve) {
+        let w = would(&link.call);
+        if w.decision > v.decision {
+            let why = format!(
+                "`{}` is a symbolic link to `{}`: {}",
+                link.named,
+                link.target,
+                hook_reason(&w)
+            );
+            return (w.decision, why);
+        }
+    }
+    (v.decision, hook_reason(&v))
 }
 
 #[cfg(test)]

@@ -1,0 +1,48 @@
+//! The resident hook: `toolgate hook claude-code --connect ADDR` forwards
+//! the payload to a running `toolgate serve` and prints its answer. Only a
+//! well-formed answer is passed on; anything else is an error the caller
+//! turns into a local decision or, with `--fail-closed`, a deny, so a dead
+//! or confused server never turns into an allow.
+
+use std::time::Duration;
+
+/// `--connect` and what goes with it.
+pub struct Connect<'a> {
+    /// The server: `HOST:PORT` or `unix:PATH`.
+    pub addr: &'a str,
+    /// Deny, rather than decide locally, when the server cannot answer.
+    pub fail_closed: bool,
+    /// The file holding the server's token.
+    pub token_file: Option<&'a str>,
+}
+
+/// How long the server may take: well under Claude Code's hook timeout, and
+/// long enough for a loaded machine.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The server's answer to `payload`, exactly as it sent it; why there is
+/// none.
+pub fn forward(addr: &str, token_file: Option<&str>, payload: &[u8]) -> Result<String, String> {
+    let addr = toolgate_server::Addr::parse(addr).map_err(|e| e.to_string())?;
+    let token = match token_file {
+        Some(f) => {
+            Some(toolgate_server::read_token(std::path::Path::new(f)).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
+    let (status, body) = toolgate_server::client::post(
+        &addr,
+        "/v1/hooks/claude-code",
+        payload,
+        token.as_deref(),
+        TIMEOUT,
+    )
+    .map_err(|e| format!("`toolgate serve` at `{addr}` cannot be reached: {e}"))?;
+    if status != 200 || !crate::guard::is_answer(&body) {
+        return Err(format!(
+            "`toolgate serve` at `{addr}` did not answer the hook (HTTP status {status})"
+        ));
+    }
+    String::from_utf8(body)
+        .map_err(|_| format!("`toolgate serve` at `{addr}` answered with bytes that are not UTF-8"))
+}

@@ -1,0 +1,135 @@
+//! Hot reload: the artifact's file watched (its directory, so that a file
+//! renamed over it is seen), debounced, `SIGHUP`, and the reload itself:
+//! read into memory, validated whole, then swapped. A file that does not
+//! validate is refused with a log line and a count, and the last good
+//! artifact keeps serving.
+
+use crate::http::Shared;
+use crate::{Loaded, ServeError};
+use notify::{RecursiveMode, Watcher};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+/// Reloads the artifact (and the shadow): the revision served afterwards.
+/// Reloads run one at a time, and an artifact whose revision is the one
+/// served is not swapped (a watcher sees several events for one write).
+pub(crate) async fn reload(state: Arc<Shared>) -> Result<String, ServeError> {
+    let _one = state.reloading.lock().await;
+    let source = state.source.clone();
+    let load = state.load;
+    let read = tokio::task::spawn_blocking(move || Loaded::read(&source, &load))
+        .await
+        .map_err(|e| ServeError::Runtime(e.to_string()))
+        .and_then(|r| r);
+    if let (Some(slot), Some(source)) = (&state.shadow, state.shadow_source.clone()) {
+        let shadow = tokio::task::spawn_blocking(move || Loaded::read(&source, &load)).await;
+        match shadow {
+            Ok(Ok(s)) if s.revision != slot.load().revision => slot.store(Arc::new(s)),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => note!("toolgate serve: the shadow artifact was not reloaded: {e}"),
+            Err(e) => note!("toolgate serve: the shadow artifact was not reloaded: {e}"),
+        }
+    }
+    match read {
+        Ok(new) => {
+            let revision = new.revision.clone();
+            if revision != state.current.load().revision {
+                state.current.store(Arc::new(new));
+                state.generation.fetch_add(1, Ordering::SeqCst);
+                state.reloads.fetch_add(1, Ordering::SeqCst);
+                state.metrics.reloads.inc();
+                note!("toolgate serve: now serving revision {revision}");
+            }
+            Ok(revision)
+        }
+        Err(e) => {
+            state.failed_reloads.fetch_add(1, Ordering::SeqCst);
+            state.metrics.failed_reloads.inc();
+            note!(
+                "toolgate serve: reload refused, still serving revision {}: {e}",
+                state.current.load().revision
+            );
+            Err(e)
+        }
+    }
+}
+
+/// The file watcher; dropping it stops the watching.
+pub(crate) struct Watch {
+    _watcher: notify::RecommendedWatcher,
+}
+
+/// Watches the artifact's directory for changes to its file (written in
+/// place, created, or renamed in), and reloads once the file has been quiet
+/// for `debounce`.
+pub(crate) fn watch(
+    state: Arc<Shared>,
+    debounce: Duration,
+    mut stop: watch::Receiver<bool>,
+) -> Result<Watch, ServeError> {
+    let path = std::path::absolute(state.source.path()).map_err(|e| ServeError::Read {
+        path: state.source.path().display().to_string(),
+        why: e.to_string(),
+    })?;
+    let name = path.file_name().map(|n| n.to_os_string());
+    let dir = path
+        .parent()
+        .map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf());
+    // One pending event is enough: any number of events before the quiet
+    // period ends make one reload.
+    let (tx, mut rx) = mpsc::channel::<()>(1);
+    let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        let Ok(e) = e else { return };
+        if e.kind.is_access() {
+            return;
+        }
+        if e.paths.iter().any(|p| p.file_name() == name.as_deref()) {
+            let _ = tx.try_send(());
+        }
+    })
+    .map_err(|e| ServeError::Read {
+        path: dir.display().to_string(),
+        why: format!("cannot watch it: {e}"),
+    })?;
+    watcher
+        .watch(&dir, RecursiveMode::NonRecursive)
+        .map_err(|e| ServeError::Read {
+            path: dir.display().to_string(),
+            why: format!("cannot watch it: {e}"),
+        })?;
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                got = rx.recv() => if got.is_none() { return },
+                _ = stop.changed() => return,
+            }
+            // Quiet for `debounce`: a writer that writes in pieces, or
+            // writes then renames, is read once it is done.
+            while let Ok(Some(())) = tokio::time::timeout(debounce, rx.recv()).await {}
+            let _ = reload(state.clone()).await;
+        }
+    });
+    Ok(Watch { _watcher: watcher })
+}
+
+/// Reloads on every `SIGHUP`.
+pub(crate) fn on_sighup(
+    state: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<tokio::task::JoinHandle<()>, ServeError> {
+    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .map_err(|e| ServeError::Runtime(format!("cannot handle SIGHUP: {e}")))?;
+    Ok(tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                got = hup.recv() => {
+                    if got.is_none() { return }
+                    let _ = reload(state.clone()).await;
+                }
+                _ = stop.changed() => return,
+            }
+        }
+    }))
+}

@@ -1,0 +1,679 @@
+//! The server in process, on loopback port 0 and unix sockets only: every
+//! endpoint, the fault paths, and reload under load. Every loop is bounded
+//! in count and in time.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use toolgate::open::{open, Format, Opened};
+use toolgate_server::client;
+use toolgate_server::{Addr, Config, Running, Source};
+
+const T: Duration = Duration::from_secs(5);
+
+fn examples(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+/// A scratch directory, removed at the end.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("tg-server-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The artifact of a policy document of any dialect.
+fn artifact(doc: &[u8]) -> Vec<u8> {
+    match open(doc, Format::Detect).unwrap() {
+        Opened::Rules(e) | Opened::ClaudeCode(e) => e.to_bytes(),
+        Opened::Rubric(e) => e.to_bytes().unwrap(),
+        Opened::Authensor(e) => e.to_bytes(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn revision(bytes: &[u8]) -> String {
+    toolgate::artifact::header(bytes).unwrap().revision_hex()
+}
+
+const POLICY: &str = r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "command"}},
+    "allow": "bash(ls:*)", "deny": "bash(rm:*)"}"#;
+const POLICY_B: &str = r#"{"default": "deny", "matchers": {"bash": {"match": "prefix", "field": "command"}},
+    "allow": "bash(ls:*) bash(cat:*)", "deny": "bash(rm:*)"}"#;
+
+struct Server {
+    rt: tokio::runtime::Runtime,
+    running: Option<Running>,
+}
+
+impl Server {
+    fn start(config: Config) -> Server {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let running = rt.block_on(toolgate_server::start(config)).unwrap();
+        Server {
+            rt,
+            running: Some(running),
+        }
+    }
+    fn addr(&self) -> Addr {
+        self.running.as_ref().unwrap().listening[0].clone()
+    }
+    fn admin(&self) -> Addr {
+        self.running.as_ref().unwrap().admin.clone().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(r) = self.running.take() {
+            self.rt.block_on(r.shutdown());
+        }
+    }
+}
+
+/// A server for `bytes` written to `dir`, on loopback port 0, not watched.
+fn serve(s: &Scratch, bytes: &[u8], tweak: impl FnOnce(&mut Config)) -> Server {
+    let path = s.path("served.tgb");
+    std::fs::write(&path, bytes).unwrap();
+    let mut c = Config::new(Source::Bundle(path));
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.watch = false;
+    tweak(&mut c);
+    Server::start(c)
+}
+
+fn post(addr: &Addr, path: &str, body: &str) -> (u16, Value) {
+    post_token(addr, path, body, None)
+}
+
+fn post_token(addr: &Addr, path: &str, body: &str, token: Option<&str>) -> (u16, Value) {
+    let (status, body) = client::post(addr, path, body.as_bytes(), token, T).unwrap();
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+fn get(addr: &Addr, path: &str) -> (u16, String) {
+    let (status, body) = client::get(addr, path, None, T).unwrap();
+    (status, String::from_utf8(body).unwrap())
+}
+
+fn status(addr: &Addr) -> Value {
+    serde_json::from_str(&get(addr, "/v1/status").1).unwrap()
+}
+
+/// The verdict without the members the server adds.
+fn bare(mut v: Value) -> Value {
+    if let Value::Object(m) = &mut v {
+        m.remove("revision");
+        m.remove("decision_id");
+        m.remove("latencyMs");
+    }
+    v
+}
+
+#[test]
+fn decide_answers_one_call_and_a_batch_with_the_revision_and_unique_ids() {
+    let s = Scratch::new("decide");
+    let bytes = artifact(POLICY.as_bytes());
+    let server = serve(&s, &bytes, |_| {});
+    let engine = match open(&bytes, Format::Artifact).unwrap() {
+        Opened::Rules(e) => e,
+        _ => unreachable!(),
+    };
+    let call = r#"{"tool": "bash", "args": {"command": "rm -rf /"}, "call_id": "c1"}"#;
+    let (code, v) = post(&server.addr(), "/v1/decide", call);
+    assert_eq!(code, 200);
+    assert_eq!(v["revision"], revision(&bytes));
+    let want = engine
+        .would(&toolgate::Call::from_json(call).unwrap())
+        .to_json();
+    assert_eq!(bare(v.clone()), want);
+    // A batch: each verdict stamped, the ask holds the allow.
+    let batch = r#"[{"tool": "bash", "args": {"command": "ls"}}, {"tool": "bash", "args": {"command": "make"}}]"#;
+    let (code, vs) = post(&server.addr(), "/v1/decide", batch);
+    assert_eq!(code, 200);
+    let calls: Vec<toolgate::Call> = serde_json::from_str::<Vec<Value>>(batch)
+        .unwrap()
+        .iter()
+        .map(|c| toolgate::Call::from_json(&c.to_string()).unwrap())
+        .collect();
+    let want: Vec<Value> = engine
+        .decide_batch(&calls)
+        .iter()
+        .map(toolgate::Verdict::to_json)
+        .collect();
+    let got: Vec<Value> = vs.as_array().unwrap().iter().cloned().map(bare).collect();
+    assert_eq!(got, want);
+    let mut ids: Vec<&str> = vs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["decision_id"].as_str().unwrap())
+        .collect();
+    ids.push(v["decision_id"].as_str().unwrap());
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "decision ids repeat");
+}
+
+#[test]
+fn explain_names_the_matching_rules_and_the_deciding_one() {
+    let s = Scratch::new("explain");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |_| {});
+    let call = r#"{"tool": "bash", "args": {"command": "rm -rf /"}}"#;
+    let (_, plain) = post(&server.addr(), "/v1/decide", call);
+    assert!(plain.get("explain").is_none());
+    let (code, v) = post(&server.addr(), "/v1/decide?explain=true", call);
+    assert_eq!(code, 200);
+    assert_eq!(v["explain"]["decided_by"]["rule"], "bash(rm:*)");
+    assert_eq!(v["explain"]["matched"][0]["rule"], "bash(rm:*)");
+    let (_, v) = post(
+        &server.addr(),
+        "/v1/decide?explain=true",
+        r#"[{"tool": "bash", "args": {"command": "make"}}]"#,
+    );
+    assert_eq!(v[0]["explain"]["matched"], serde_json::json!([]));
+    assert_eq!(v[0]["explain"]["decided_by"], "the default (no rule fired)");
+}
+
+#[test]
+fn rubric_and_authensor_artifacts_answer_in_their_own_shapes() {
+    let s = Scratch::new("kinds");
+    let rubric = artifact(&std::fs::read(examples("bundle.json")).unwrap());
+    let server = serve(&s, &rubric, |_| {});
+    assert_eq!(status(&server.addr())["kind"], "rubric");
+    let request = std::fs::read_to_string(examples("requests.jsonl")).unwrap();
+    let first = request.lines().next().unwrap();
+    let (code, v) = post(&server.addr(), "/v1/decide", first);
+    assert_eq!(code, 200);
+    assert_eq!(v["decision"], "deny");
+    assert_eq!(v["matchedRuleId"], "no-force-delete");
+    drop(server);
+
+    let s = Scratch::new("kinds-authensor");
+    let authensor = artifact(&std::fs::read(examples("authensor.json")).unwrap());
+    let server = serve(&s, &authensor, |_| {});
+    assert_eq!(status(&server.addr())["kind"], "authensor");
+    let envelopes = std::fs::read_to_string(examples("envelopes.jsonl")).unwrap();
+    let (code, v) = post(
+        &server.addr(),
+        "/v1/decide",
+        envelopes.lines().next().unwrap(),
+    );
+    assert_eq!(code, 200);
+    assert_eq!(v["decision"]["outcome"], "deny");
+    // Claude Code's hook needs rule lists: a deny, with 200.
+    let (code, v) = post(
+        &server.addr(),
+        "/v1/hooks/claude-code",
+        r#"{"tool_name": "Bash", "tool_input": {"command": "ls"}}"#,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
+#[test]
+fn bad_bodies_are_denied_with_their_status() {
+    let s = Scratch::new("bad");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |c| c.max_body = 1024);
+    let (code, v) = post(&server.addr(), "/v1/decide", "{not json");
+    assert_eq!(code, 400);
+    assert_eq!(v["decision"], "deny");
+    assert!(v["reason"].as_str().unwrap().contains("not a JSON call"));
+    let big = format!(
+        r#"{{"tool": "bash", "args": {{"command": "ls {}"}}}}"#,
+        "a".repeat(2048)
+    );
+    let (code, v) = post(&server.addr(), "/v1/decide", &big);
+    assert_eq!(code, 413);
+    assert_eq!(v["decision"], "deny");
+    assert!(v["reason"].as_str().unwrap().contains("longer than 1024"));
+    // JSON that is not a call is a decision: a deny, with 200.
+    let (code, v) = post(&server.addr(), "/v1/decide", r#"{"tool": 3}"#);
+    assert_eq!((code, v["decision"].as_str()), (200, Some("deny")));
+    let (code, v) = post(&server.addr(), "/v1/hooks/claude-code", &big);
+    assert_eq!(
+        code, 200,
+        "a hook answer is always 200: anything else lets the call run"
+    );
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let metrics = get(&server.addr(), "/metrics").1;
+    assert!(
+        metrics.contains(r#"toolgate_bad_requests_total{reason="too_large"} 2"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"toolgate_bad_requests_total{reason="malformed"} 1"#),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn a_panic_while_deciding_is_a_deny_and_the_server_keeps_serving() {
+    let s = Scratch::new("panic");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |c| {
+        c.panic_marker = Some("PANIC-HERE".into());
+    });
+    let (code, v) = post(
+        &server.addr(),
+        "/v1/decide",
+        r#"{"tool": "bash", "args": {"command": "ls PANIC-HERE"}}"#,
+    );
+    assert_eq!(code, 500);
+    assert_eq!(v["decision"], "deny");
+    assert!(v["revision"].is_string());
+    let (code, v) = post(
+        &server.addr(),
+        "/v1/hooks/claude-code",
+        r#"{"tool_name": "bash", "tool_input": {"command": "ls PANIC-HERE"}}"#,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let (code, v) = post(
+        &server.addr(),
+        "/v1/decide",
+        r#"{"tool": "bash", "args": {"command": "ls"}}"#,
+    );
+    assert_eq!((code, v["decision"].as_str()), (200, Some("allow")));
+    assert!(get(&server.addr(), "/metrics")
+        .1
+        .contains("toolgate_panics_total 2"));
+}
+
+#[test]
+fn a_listener_off_loopback_needs_a_token() {
+    let s = Scratch::new("loopback");
+    let path = s.path("p.tgb");
+    std::fs::write(&path, artifact(POLICY.as_bytes())).unwrap();
+    let mut c = Config::new(Source::Bundle(path));
+    // Refused before anything is bound.
+    c.listen = vec![Addr::parse("0.0.0.0:0").unwrap()];
+    c.watch = false;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let e = rt.block_on(toolgate_server::start(c)).err().unwrap();
+    assert!(matches!(e, toolgate_server::ServeError::NeedsToken { .. }));
+    assert!(e.to_string().contains("--token-file"));
+}
+
+#[test]
+fn the_token_guards_everything_but_health() {
+    let s = Scratch::new("token");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |c| {
+        c.token = Some("sesame".into());
+        c.admin_listen = Some(Addr::parse("127.0.0.1:0").unwrap());
+    });
+    let call = r#"{"tool": "bash", "args": {"command": "ls"}}"#;
+    let (code, v) = post(&server.addr(), "/v1/decide", call);
+    assert_eq!((code, v["decision"].as_str()), (401, Some("deny")));
+    let (code, v) = post_token(&server.addr(), "/v1/decide", call, Some("sesamE"));
+    assert_eq!((code, v["decision"].as_str()), (401, Some("deny")));
+    let (code, v) = post_token(&server.addr(), "/v1/decide", call, Some("sesame"));
+    assert_eq!((code, v["decision"].as_str()), (200, Some("allow")));
+    assert_eq!(get(&server.addr(), "/health/live").0, 200);
+    assert_eq!(get(&server.addr(), "/health/ready").0, 200);
+    assert_eq!(get(&server.addr(), "/v1/status").0, 401);
+    assert_eq!(get(&server.addr(), "/metrics").0, 401);
+    let (code, _) = post(&server.admin(), "/v1/reload", "");
+    assert_eq!(code, 401);
+    let (code, v) = post_token(&server.admin(), "/v1/reload", "", Some("sesame"));
+    assert_eq!((code, v["reloaded"].as_bool()), (200, Some(true)));
+}
+
+#[test]
+fn a_unix_socket_serves_the_same_answers() {
+    let s = Scratch::new("unix");
+    let sock = s.path("tg.sock");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |c| {
+        c.listen = vec![
+            Addr::parse("127.0.0.1:0").unwrap(),
+            Addr::Unix(sock.clone()),
+        ];
+    });
+    let unix = server.running.as_ref().unwrap().listening[1].clone();
+    assert_eq!(unix, Addr::Unix(sock.clone()));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let call = r#"{"tool": "bash", "args": {"command": "rm x"}}"#;
+    let (c1, a) = post(&server.addr(), "/v1/decide", call);
+    let (c2, b) = post(&unix, "/v1/decide", call);
+    assert_eq!((c1, bare(a)), (c2, bare(b)));
+    // A second server does not take the socket of a live one.
+    let mut c = Config::new(Source::Bundle(s.path("served.tgb")));
+    c.listen = vec![Addr::Unix(sock.clone())];
+    c.watch = false;
+    let e = server.rt.block_on(toolgate_server::start(c)).err().unwrap();
+    assert!(matches!(e, toolgate_server::ServeError::Bind { .. }), "{e}");
+    let (c3, _) = post(&unix, "/v1/decide", call);
+    assert_eq!(c3, 200);
+}
+
+#[test]
+fn opa_clients_get_the_verdict_under_result() {
+    let s = Scratch::new("opa");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |_| {});
+    let (code, v) = post(
+        &server.addr(),
+        "/v1/data/toolgate/decision",
+        r#"{"input": {"tool": "bash", "args": {"command": "rm -rf /"}}}"#,
+    );
+    assert_eq!(code, 200);
+    assert_eq!(v["result"]["decision"], "deny");
+    assert_eq!(v["decision_id"], v["result"]["decision_id"]);
+    let (code, v) = post(
+        &server.addr(),
+        "/v1/data/toolgate/decision",
+        r#"{"inptu": {}}"#,
+    );
+    assert_eq!(
+        (code, v["result"]["decision"].as_str()),
+        (400, Some("deny"))
+    );
+}
+
+#[test]
+fn slow_and_abandoned_clients_are_cut_and_the_server_keeps_serving() {
+    let s = Scratch::new("slow");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |c| {
+        c.header_timeout = Duration::from_millis(300);
+        c.body_timeout = Duration::from_millis(300);
+    });
+    let Addr::Tcp(a) = server.addr() else {
+        unreachable!()
+    };
+    // Headers that never end: the connection is closed.
+    let started = Instant::now();
+    let mut slow = std::net::TcpStream::connect(a).unwrap();
+    slow.set_read_timeout(Some(T)).unwrap();
+    slow.write_all(b"POST /v1/decide HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let mut buf = Vec::new();
+    let _ = slow.read_to_end(&mut buf);
+    assert!(started.elapsed() < Duration::from_secs(4), "not cut");
+    // A body that stops short: 408 and a deny.
+    let mut slow = std::net::TcpStream::connect(a).unwrap();
+    slow.set_read_timeout(Some(T)).unwrap();
+    slow.write_all(b"POST /v1/decide HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"tool\"")
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    let n = slow.read(&mut buf).unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains(r#""decision":"deny""#), "{text}");
+    // A client that goes away mid-body.
+    for _ in 0..20 {
+        let mut gone = std::net::TcpStream::connect(a).unwrap();
+        gone.write_all(
+            b"POST /v1/decide HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"tool\":",
+        )
+        .unwrap();
+    }
+    let (code, v) = post(
+        &server.addr(),
+        "/v1/decide",
+        r#"{"tool": "bash", "args": {"command": "ls"}}"#,
+    );
+    assert_eq!((code, v["decision"].as_str()), (200, Some("allow")));
+}
+
+#[test]
+fn connections_past_the_cap_are_closed_at_once() {
+    let s = Scratch::new("cap");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |c| c.max_connections = 2);
+    let Addr::Tcp(a) = server.addr() else {
+        unreachable!()
+    };
+    let held: Vec<_> = (0..2)
+        .map(|_| std::net::TcpStream::connect(a).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut third = std::net::TcpStream::connect(a).unwrap();
+    third.set_read_timeout(Some(T)).unwrap();
+    let _ = third.write_all(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut buf = Vec::new();
+    let _ = third.read_to_end(&mut buf);
+    assert!(buf.is_empty(), "{}", String::from_utf8_lossy(&buf));
+    drop(held);
+    // The slots come back once the held connections are gone.
+    let deadline = Instant::now() + T;
+    loop {
+        if let Ok((200, _)) = client::get(&server.addr(), "/health/live", None, T) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slots never came back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn status_and_metrics_report_without_argument_values() {
+    let s = Scratch::new("metrics");
+    let bytes = artifact(POLICY.as_bytes());
+    let server = serve(&s, &bytes, |_| {});
+    let st = status(&server.addr());
+    assert_eq!(st["revision"], revision(&bytes));
+    assert_eq!(st["kind"], "rules");
+    assert_eq!(st["rules"], 2);
+    assert_eq!(st["reloads"], 0);
+    assert!(st["loaded_at"].as_u64().unwrap() > 0);
+    post(
+        &server.addr(),
+        "/v1/decide",
+        r#"{"tool": "bash", "args": {"command": "rm secret-value-xyz"}}"#,
+    );
+    let m = get(&server.addr(), "/metrics").1;
+    assert!(
+        m.contains(r#"toolgate_decisions_total{outcome="deny"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains("toolgate_decision_latency_seconds_bucket{le=\"1e-7\"}"),
+        "{m}"
+    );
+    assert!(!m.contains("secret-value-xyz"));
+}
+
+#[test]
+fn the_decision_log_masks_values_and_the_shadow_is_logged_not_enforced() {
+    let s = Scratch::new("log");
+    let shadow = s.path("shadow.tgb");
+    std::fs::write(&shadow, artifact(POLICY_B.as_bytes())).unwrap();
+    let log = s.path("decisions.jsonl");
+    let server = serve(&s, &artifact(POLICY.as_bytes()), |c| {
+        c.decision_log = Some(log.clone());
+        c.mask = vec!["/args/command".into()];
+        c.shadow = Some(Source::Bundle(shadow.clone()));
+    });
+    // `make` asks here and is denied by the shadow's default.
+    let (_, v) = post(
+        &server.addr(),
+        "/v1/decide",
+        r#"{"tool": "bash", "args": {"command": "make secret-value-xyz"}}"#,
+    );
+    assert_eq!(v["decision"], "ask");
+    let (_, _) = post(
+        &server.addr(),
+        "/v1/decide",
+        r#"{"tool": "bash", "args": {"command": "ls"}}"#,
+    );
+    let deadline = Instant::now() + T;
+    let text = loop {
+        let t = std::fs::read_to_string(&log).unwrap_or_default();
+        if t.lines().count() >= 2 || Instant::now() > deadline {
+            break t;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!text.contains("secret-value-xyz"), "{text}");
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["call"]["args"]["command"], "***");
+    assert_eq!(first["verdict"]["decision"], "ask");
+    assert_eq!(first["decision_id"], v["decision_id"]);
+    assert_eq!(first["revision"], v["revision"]);
+    assert_eq!(first["shadow"]["verdict"]["decision"], "deny");
+    assert!(first["latency_ns"].as_u64().is_some());
+    let m = get(&server.addr(), "/metrics").1;
+    assert!(m.contains("toolgate_shadow_differences_total 1"), "{m}");
+}
+
+/// Clients decide without pause while a new artifact is renamed in, then
+/// a corrupt one is written in place, then a truncated one renamed in:
+/// no request fails, the revision changes once and never goes back, and
+/// both bad files are refused.
+#[test]
+fn reload_under_load_drops_nothing_and_refuses_bad_files() {
+    let s = Scratch::new("reload");
+    let a = artifact(POLICY.as_bytes());
+    let b = artifact(POLICY_B.as_bytes());
+    let path = s.path("served.tgb");
+    std::fs::write(&path, &a).unwrap();
+    let mut c = Config::new(Source::Bundle(path.clone()));
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.debounce = Duration::from_millis(50);
+    let server = Server::start(c);
+    let addr = server.addr();
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..2)
+        .map(|_| {
+            let addr = addr.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut seen: Vec<String> = Vec::new();
+                let mut failures = 0;
+                let deadline = Instant::now() + Duration::from_secs(30);
+                for _ in 0..20_000 {
+                    if stop.load(Ordering::Relaxed) || Instant::now() > deadline {
+                        break;
+                    }
+                    match client::post(
+                        &addr,
+                        "/v1/decide",
+                        br#"{"tool": "bash", "args": {"command": "cat x"}}"#,
+                        None,
+                        T,
+                    ) {
+                        Ok((200, body)) => {
+                            let v: Value = serde_json::from_slice(&body).unwrap();
+                            let r = v["revision"].as_str().unwrap().to_string();
+                            if seen.last() != Some(&r) {
+                                seen.push(r);
+                            }
+                        }
+                        _ => failures += 1,
+                    }
+                }
+                (seen, failures)
+            })
+        })
+        .collect();
+    let wait = |what: &str, ok: &dyn Fn(&Value) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let st = status(&addr);
+            if ok(&st) {
+                return st;
+            }
+            assert!(Instant::now() < deadline, "{what}: {st}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let tmp = s.path("served.tgb.new");
+    std::fs::write(&tmp, &b).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    let rev_b = revision(&b);
+    wait("the new artifact", &|st| st["revision"] == rev_b.as_str());
+    std::thread::sleep(Duration::from_millis(200));
+    let mut corrupt = b.clone();
+    let mid = corrupt.len() / 2;
+    corrupt[mid] ^= 0xff;
+    std::fs::write(&path, &corrupt).unwrap();
+    wait("the corrupt artifact refused", &|st| {
+        st["failed_reloads"].as_u64() >= Some(1)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let failed = status(&addr)["failed_reloads"].as_u64().unwrap();
+    std::fs::write(&tmp, &b[..b.len() / 2]).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    wait("the truncated artifact refused", &|st| {
+        st["failed_reloads"].as_u64() > Some(failed)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    stop.store(true, Ordering::Relaxed);
+    let rev_a = revision(&a);
+    for c in clients {
+        let (seen, failures) = c.join().unwrap();
+        assert_eq!(failures, 0);
+        // Never back: A then B (a client may have started after the swap).
+        assert!(
+            seen == vec![rev_a.clone(), rev_b.clone()] || seen == vec![rev_b.clone()],
+            "{seen:?}"
+        );
+    }
+    let st = status(&addr);
+    assert_eq!(st["revision"], rev_b.as_str());
+    assert_eq!(st["reloads"], 1);
+    assert_eq!(st["generation"], 2);
+}
+
+#[test]
+fn a_reload_that_does_not_validate_keeps_the_last_good_artifact() {
+    let s = Scratch::new("admin-reload");
+    let a = artifact(POLICY.as_bytes());
+    let server = serve(&s, &a, |c| {
+        c.admin_listen = Some(Addr::parse("127.0.0.1:0").unwrap());
+    });
+    std::fs::write(s.path("served.tgb"), b"TGB not an artifact").unwrap();
+    let (code, v) = post(&server.admin(), "/v1/reload", "");
+    assert_eq!(code, 422);
+    assert_eq!(v["reloaded"], false);
+    assert_eq!(v["revision"], revision(&a));
+    let b = artifact(POLICY_B.as_bytes());
+    std::fs::write(s.path("served.tgb"), &b).unwrap();
+    let (code, v) = post(&server.admin(), "/v1/reload", "");
+    assert_eq!(
+        (code, v["revision"].as_str()),
+        (200, Some(revision(&b).as_str()))
+    );
+    let st = status(&server.addr());
+    assert_eq!(
+        (st["reloads"].as_u64(), st["failed_reloads"].as_u64()),
+        (Some(1), Some(1))
+    );
+    // The decision listener has no reload.
+    assert_eq!(
+        client::post(&server.addr(), "/v1/reload", b"", None, T)
+            .unwrap()
+            .0,
+        404
+    );
+}
