@@ -525,3 +525,50 @@ fn repeated_anchors_are_each_confirmed_once() {
     let f = guards::scan(text.as_bytes()).unwrap();
     assert!(!f.is_empty());
 }
+
+#[test]
+fn of_two_rules_with_the_same_span_the_specific_one_is_kept() {
+    let t = format!("ghp_{}", chars(ALNUM, 36, 8));
+    let f = guards::scan(format!("{{\"token\": \"{t}\"}}").as_bytes()).unwrap();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].kind.as_ref(), "github-token");
+}
+
+/// The redacting stream writes what one-shot redaction writes, for every
+/// cut of the input into two chunks and for one-byte chunks.
+#[test]
+fn the_redacting_stream_matches_one_shot_redaction() {
+    let g = Guards::builtin().unwrap();
+    let text = format!(
+        "x AKIA{} y {{\"password\": \"{}\"}} z hf_{} end",
+        chars(UPPER, 16, 1),
+        chars(ALNUM, 20, 2),
+        chars(ALNUM, 34, 3)
+    );
+    let want = guards::redact(
+        text.as_bytes(),
+        &g.findings(text.as_bytes()),
+        guards::PLACEHOLDER,
+    );
+    assert!(!want.windows(4).any(|w| w == b"AKIA"));
+    let run = |cuts: &[usize]| {
+        let mut out = Vec::new();
+        let mut s = g.redact_stream();
+        let mut at = 0;
+        for &c in cuts.iter().chain(std::iter::once(&text.len())) {
+            s.feed(
+                &text.as_bytes()[at..c],
+                &mut |b| out.extend_from_slice(b),
+                &mut |_| {},
+            );
+            at = c;
+        }
+        s.finish(&mut |b| out.extend_from_slice(b), &mut |_| {});
+        out
+    };
+    for cut in 0..=text.len() {
+        assert_eq!(run(&[cut]), want, "cut at {cut}");
+    }
+    let ones: Vec<usize> = (1..text.len()).collect();
+    assert_eq!(run(&ones), want);
+}

@@ -29,7 +29,7 @@ mod links;
 mod rules;
 mod shell;
 
-pub use hook::{answer, prepare_call, Payload};
+pub use hook::{answer, post_tool_use_answer, prepare_call, user_prompt_answer, Payload};
 pub use links::{linked_calls, Link};
 pub use rules::{EDIT_FAMILY, READ_FAMILY};
 pub use shell::ClaudeShellSplitter;

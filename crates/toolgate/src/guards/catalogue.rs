@@ -6,7 +6,7 @@
 //! has no prefix of its own (an AWS secret key, a password), the rule is
 //! anchored on the name it is assigned to and only the value is reported.
 //! Specific rules come before generic ones: of two findings with the same
-//! span, the first rule's is kept.
+//! span, the earlier rule's is kept.
 
 use super::{RuleSpec, Severity};
 

@@ -570,27 +570,27 @@ impl Guards {
     }
 
     /// Every finding of every rule in `input`, wherever it applies, in
-    /// order of anchor; of findings with the same span, the first.
+    /// order of span; of findings with the same span, the first rule's.
     pub fn findings(&self, input: &[u8]) -> Vec<Finding> {
         self.findings_in(None, input)
     }
 
     fn findings_in(&self, place: Option<Place>, input: &[u8]) -> Vec<Finding> {
-        let mut out = Vec::new();
+        let mut hits = Vec::new();
         let mut dedup = Dedup::default();
-        let mut take = |h: Hit| {
-            let applies = self
-                .meta
-                .get(h.rule as usize)
-                .is_some_and(|m| place.is_none_or(|p| m.on.contains(&p)));
-            if applies && dedup.fresh(&h) {
-                if let Some(f) = self.finding(&h) {
-                    out.push(f);
-                }
+        self.scanner.scan_with(input, &mut |h| {
+            if self.applies(place, &h) {
+                dedup.push(h, &mut |h| hits.push(h));
             }
-        };
-        self.scanner.scan_with(input, &mut take);
-        out
+        });
+        dedup.release(u64::MAX, &mut |h| hits.push(h));
+        hits.iter().filter_map(|h| self.finding(h)).collect()
+    }
+
+    fn applies(&self, place: Option<Place>, h: &Hit) -> bool {
+        self.meta
+            .get(h.rule as usize)
+            .is_some_and(|m| place.is_none_or(|p| m.on.contains(&p)))
     }
 
     /// A stream of findings over input in chunks, for `place` (every
@@ -773,24 +773,32 @@ pub fn redact(input: &[u8], findings: &[Finding], placeholder: &str) -> Vec<u8> 
     out
 }
 
-/// Of hits with the same span, the first: a later duplicate starts no
-/// earlier than the spans kept, so those starting before the current
-/// anchor are dropped as the scan moves on.
+/// Of hits with the same span, the one of the first rule (specific rules
+/// come before generic ones), released in order of span once no later hit
+/// can have the same span: a hit's span starts no earlier than its anchor,
+/// and anchors arrive in order.
 #[derive(Debug, Default)]
 struct Dedup {
-    spans: std::collections::BTreeSet<(u64, u64)>,
+    held: std::collections::BTreeMap<(u64, u64), Hit>,
 }
 
 impl Dedup {
-    fn fresh(&mut self, h: &Hit) -> bool {
-        while let Some(&(s, e)) = self.spans.first() {
-            if s < h.at {
-                self.spans.remove(&(s, e));
-            } else {
+    fn push(&mut self, h: Hit, out: &mut dyn FnMut(Hit)) {
+        self.release(h.at, out);
+        let slot = self.held.entry((h.start, h.end)).or_insert(h);
+        if h.rule < slot.rule {
+            *slot = h;
+        }
+    }
+
+    /// Releases the hits whose span starts before `before`.
+    fn release(&mut self, before: u64, out: &mut dyn FnMut(Hit)) {
+        while let Some(e) = self.held.first_entry() {
+            if e.key().0 >= before {
                 break;
             }
+            out(e.remove());
         }
-        self.spans.insert((h.start, h.end))
     }
 }
 
@@ -805,19 +813,37 @@ pub struct GuardStream<'g> {
 }
 
 impl GuardStream<'_> {
-    /// Reads a chunk, reporting the findings it settles.
+    /// Reads a chunk, reporting the findings it settles, in order of span.
     pub fn feed(&mut self, chunk: &[u8], out: &mut dyn FnMut(Finding)) {
         self.len += chunk.len() as u64;
         let (g, place, dedup) = (self.g, self.place, &mut self.dedup);
-        self.inner
-            .feed(chunk, &mut |h| Self::take(g, place, dedup, &h, out));
+        let mut emit = |h: Hit| {
+            if let Some(f) = g.finding(&h) {
+                out(f);
+            }
+        };
+        self.inner.feed(chunk, &mut |h| {
+            if g.applies(place, &h) {
+                dedup.push(h, &mut emit);
+            }
+        });
+        dedup.release(self.inner.settled(), &mut emit);
     }
 
     /// Ends the input, reporting the rest.
     pub fn finish(&mut self, out: &mut dyn FnMut(Finding)) {
         let (g, place, dedup) = (self.g, self.place, &mut self.dedup);
-        self.inner
-            .finish(&mut |h| Self::take(g, place, dedup, &h, out));
+        let mut emit = |h: Hit| {
+            if let Some(f) = g.finding(&h) {
+                out(f);
+            }
+        };
+        self.inner.finish(&mut |h| {
+            if g.applies(place, &h) {
+                dedup.push(h, &mut emit);
+            }
+        });
+        dedup.release(u64::MAX, &mut emit);
     }
 
     /// The bytes held for the findings still pending.
@@ -833,24 +859,6 @@ impl GuardStream<'_> {
     /// Whether nothing was read.
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    fn take(
-        g: &Guards,
-        place: Option<Place>,
-        dedup: &mut Dedup,
-        h: &Hit,
-        out: &mut dyn FnMut(Finding),
-    ) {
-        let applies = g
-            .meta
-            .get(h.rule as usize)
-            .is_some_and(|m| place.is_none_or(|p| m.on.contains(&p)));
-        if applies && dedup.fresh(h) {
-            if let Some(f) = g.finding(h) {
-                out(f);
-            }
-        }
     }
 
     /// The offset before which no finding can still start.
