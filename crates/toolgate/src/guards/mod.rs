@@ -17,7 +17,7 @@
 //! use toolgate::guards::{self, Guards, Place};
 //!
 //! // The built-in catalogue, in one call.
-//! let found = guards::scan(b"export GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB")?;
+//! let found = guards::scan(b"export GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyz")?;
 //! assert_eq!(found[0].kind.as_ref(), "github-token");
 //! assert_eq!((found[0].start, found[0].end), (20, 60));
 //!
