@@ -14,7 +14,8 @@
 //! a chunk.
 
 use super::{GuardError, RuleSpec};
-use aho_corasick::{AhoCorasick, MatchKind as AcKind};
+use aho_corasick::automaton::Automaton as _;
+use aho_corasick::{MatchKind as AcKind, StartKind as AcStart};
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
@@ -54,10 +55,61 @@ struct Compiled {
     min_entropy: Option<f64>,
 }
 
+/// The anchors in one unanchored Aho-Corasick DFA (`MatchKind::Standard`,
+/// whose match states list every anchor ending there), walked byte by
+/// byte: a table lookup per byte, and the anchors of a match state once.
+#[derive(Debug)]
+struct Anchors {
+    dfa: aho_corasick::dfa::DFA,
+}
+
+impl Anchors {
+    /// Calls `f(start, anchor id, end)` for every anchor occurrence in
+    /// `hay`, in order of end.
+    fn each(&self, hay: &[u8], f: &mut dyn FnMut(usize, usize, usize)) {
+        let no = aho_corasick::Anchored::No;
+        let Ok(mut sid) = self.dfa.start_state(no) else {
+            return;
+        };
+        let mut i = 0;
+        while i < hay.len() {
+            (sid, i) = self.advance(sid, hay, i);
+            if self.dfa.is_match(sid) {
+                for k in 0..self.dfa.match_len(sid) {
+                    let pid = self.dfa.match_pattern(sid, k);
+                    let len = self.dfa.pattern_len(pid);
+                    f(i - len, pid.as_usize(), i);
+                }
+            }
+        }
+    }
+
+    /// Walks from `sid` at `i` to just past the next byte that enters a
+    /// special (match) state, or to the end: kept apart from the calls to
+    /// `f`, so that the state and the position stay in registers.
+    #[inline(never)]
+    fn advance(
+        &self,
+        mut sid: aho_corasick::automaton::StateID,
+        hay: &[u8],
+        mut i: usize,
+    ) -> (aho_corasick::automaton::StateID, usize) {
+        let no = aho_corasick::Anchored::No;
+        while let Some(&b) = hay.get(i) {
+            sid = self.dfa.next_state(no, sid, b);
+            i += 1;
+            if self.dfa.is_special(sid) {
+                break;
+            }
+        }
+        (sid, i)
+    }
+}
+
 /// Every rule of a guard set, compiled.
 #[derive(Debug)]
 pub struct Scanner {
-    ac: Option<AhoCorasick>,
+    ac: Option<Anchors>,
     /// The rules each anchor starts, by anchor id.
     anchor_rules: Vec<Vec<u32>>,
     /// The longest anchor, for the overlap between chunks.
@@ -204,14 +256,17 @@ impl Scanner {
         let ac = if by_anchor.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasick::builder()
+            let built = |e: aho_corasick::BuildError| GuardError::Document {
+                message: format!("the anchors of the guard set do not build: {e}"),
+            };
+            Some(Anchors {
+                dfa: aho_corasick::dfa::DFA::builder()
                     .match_kind(AcKind::Standard)
+                    .start_kind(AcStart::Unanchored)
+                    .prefilter(false)
                     .build(by_anchor.keys())
-                    .map_err(|e| GuardError::Document {
-                        message: format!("the anchors of the guard set do not build: {e}"),
-                    })?,
-            )
+                    .map_err(built)?,
+            })
         };
         Ok(Scanner {
             ac,
@@ -248,7 +303,6 @@ impl Scanner {
         let mut pending: Vec<(u64, u32)> = Vec::new();
         let mut next = vec![0u64; self.rules.len()];
         let end = input.len() as u64;
-        let longest = self.longest as u64;
         let mut run = |pending: &mut Vec<(u64, u32)>, upto: u64, out: &mut dyn FnMut(Hit)| {
             pending.sort_unstable();
             pending.dedup();
@@ -258,15 +312,17 @@ impl Scanner {
             }
             pending.drain(..ready);
         };
-        for m in ac.find_overlapping_iter(input) {
-            if let Some(rules) = self.anchor_rules.get(m.pattern().as_usize()) {
-                pending.extend(rules.iter().map(|&r| (m.start() as u64, r)));
+        let longest = self.longest;
+        ac.each(input, &mut |start, anchor, end| {
+            if let Some(rules) = self.anchor_rules.get(anchor) {
+                pending.extend(rules.iter().map(|&r| (start as u64, r)));
             }
-            // Later hits end after this one, so start after `end - longest`.
+            // Anchors arrive in order of end: later ones start after
+            // `end - longest`.
             if pending.len() >= 1024 {
-                run(&mut pending, (m.end() as u64).saturating_sub(longest), out);
+                run(&mut pending, end.saturating_sub(longest) as u64, out);
             }
-        }
+        });
         run(&mut pending, u64::MAX, out);
     }
 
@@ -419,16 +475,17 @@ impl Stream<'_> {
         if let Some(ac) = &self.sc.ac {
             let skip = usize::try_from(from - self.base).unwrap_or(usize::MAX);
             if let Some(region) = self.buf.get(skip..) {
-                for m in ac.find_overlapping_iter(region) {
+                let (rules_of, pending) = (&self.sc.anchor_rules, &mut self.pending);
+                ac.each(region, &mut |start, anchor, end| {
                     // Hits ending in what the last chunk held were taken then.
-                    if from + (m.end() as u64) <= seen {
-                        continue;
+                    if from + (end as u64) <= seen {
+                        return;
                     }
-                    let at = from + m.start() as u64;
-                    if let Some(rules) = self.sc.anchor_rules.get(m.pattern().as_usize()) {
-                        self.pending.extend(rules.iter().map(|&r| (at, r)));
+                    let at = from + start as u64;
+                    if let Some(rules) = rules_of.get(anchor) {
+                        pending.extend(rules.iter().map(|&r| (at, r)));
                     }
-                }
+                });
             }
         }
         self.confirm(false, out);
