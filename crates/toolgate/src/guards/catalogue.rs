@@ -248,7 +248,7 @@ const ENTRIES: &[Entry] = &[
         )),
         after: Some(r#"(?:\\?["'`]|[\s,;})&]|$)"#),
         max_len: Some(128),
-        min_entropy: Some(3.0),
+        min_entropy: Some(3.3),
         ..e(
             "generic-secret",
             "generic-secret",
