@@ -572,3 +572,16 @@ fn the_redacting_stream_matches_one_shot_redaction() {
     let ones: Vec<usize> = (1..text.len()).collect();
     assert_eq!(run(&ones), want);
 }
+
+#[test]
+fn a_policy_may_hold_guards_and_one_that_does_not_build_is_refused() {
+    let ok = r#"{"default": "ask", "allow": "read", "guards": {"redact": {"on": ["output"]}}}"#;
+    assert!(toolgate::Policy::from_json(ok).is_ok());
+    let bad = r#"{"default": "ask", "guards": {"deny": [{"name": "loose", "regex": "[a-z]+x"}]}}"#;
+    let e = toolgate::Policy::from_json(bad).unwrap_err();
+    assert!(
+        e.first().message.contains("`deny/loose`"),
+        "{}",
+        e.first().message
+    );
+}
