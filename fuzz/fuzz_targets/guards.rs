@@ -11,7 +11,19 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use std::sync::OnceLock;
 use toolgate::guards::{catalogue, RuleSpec, Scanner, Severity};
+
+/// The catalogue's rules and its scanner, built once: building them on
+/// every input would leave little time for searching.
+fn catalogue() -> &'static (Vec<RuleSpec>, Scanner) {
+    static CAT: OnceLock<(Vec<RuleSpec>, Scanner)> = OnceLock::new();
+    CAT.get_or_init(|| {
+        let specs: Vec<RuleSpec> = catalogue::rules().into_iter().map(|(s, _)| s).collect();
+        let sc = Scanner::build(&specs).expect("the catalogue builds");
+        (specs, sc)
+    })
+}
 
 const ANCHORS: [&str; 8] = ["ab", "ca", "b_", "xx", "a-a", "gh", "AK", "--"];
 const PIECES: [&str; 16] = [
@@ -24,8 +36,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut rest = data.get(2..).unwrap_or_default();
-    let specs: Vec<RuleSpec> = if mode % 2 == 1 {
-        catalogue::rules().into_iter().map(|(s, _)| s).collect()
+    let built;
+    let (specs, sc): (&[RuleSpec], &Scanner) = if mode % 2 == 1 {
+        let (specs, sc) = catalogue();
+        (specs, sc)
     } else {
         let mut specs = Vec::new();
         for i in 0..usize::from(n % 6) + 1 {
@@ -50,18 +64,19 @@ fuzz_target!(|data: &[u8]| {
                 note: None,
             });
         }
-        specs
+        let Ok(sc) = Scanner::build(&specs) else {
+            // Refused at load (no anchor, too large): the plain scanner
+            // has nothing to compare.
+            return;
+        };
+        built = (specs, sc);
+        (&built.0, &built.1)
     };
     let Some((&step, text)) = rest.split_first() else {
         return;
     };
     let text = &text[..text.len().min(1024)];
-    let Ok(sc) = Scanner::build(&specs) else {
-        // Refused at load (no anchor, too large): the plain scanner has
-        // nothing to compare.
-        return;
-    };
-    let Some(want) = toolgate_reference::guards::scan(&specs, text) else {
+    let Some(want) = toolgate_reference::guards::scan(specs, text) else {
         panic!("the compiled scanner built rules the plain one cannot: {specs:?}");
     };
     let whole: Vec<_> = sc.scan(text).iter().map(|h| (h.at, h.rule, h.start, h.end)).collect();
