@@ -82,15 +82,15 @@ fi
 
 # The reference evaluators share no matching code with the compiler or the
 # runtime: outside their test modules they name no walker, compiler,
-# built-in kind or production glob. They are a crate of their own above
+# built-in kind, production glob or compiled guard scanner. They are a crate of their own above
 # `toolgate`, so only the paths they name need checking (the harness in
 # `conformance` builds every engine, and may).
 refs=(crates/toolgate-reference/src/lib.rs crates/toolgate-reference/src/decide.rs
   crates/toolgate-reference/src/grants.rs crates/toolgate-reference/src/kinds.rs
   crates/toolgate-reference/src/explain.rs crates/toolgate-reference/src/rubric.rs
-  crates/toolgate-reference/src/authensor.rs)
+  crates/toolgate-reference/src/authensor.rs crates/toolgate-reference/src/guards.rs)
 # (Doc comments may show a caller building one from the built-in registry.)
-if hits=$(grep -nE '(crate|toolgate|toolgate_core)::(runtime|compile|builtins|kinds|glob|conditions::(eval|compile))\b' "${refs[@]}" \
+if hits=$(grep -nE '(crate|toolgate|toolgate_core)::(runtime|compile|builtins|kinds|glob|conditions::(eval|compile)|guards::(scanner|Scanner|Stream|Guards|GuardStream))\b' "${refs[@]}" \
   | grep -vE '^[^:]+:[0-9]+:\s*//'); then
   say_fail "a reference evaluator names the engine's matching code:"$'\n'"$hits"
 else

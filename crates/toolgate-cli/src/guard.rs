@@ -43,6 +43,46 @@ pub fn is_decider() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }
 
+/// The hook event a payload is for, which fixes the shape of its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Before a tool runs: a permission decision.
+    PreToolUse,
+    /// After a tool ran, before the model reads its output.
+    PostToolUse,
+    /// A prompt the user submitted, before the model reads it.
+    UserPromptSubmit,
+}
+
+/// The event a payload names in `hook_event_name`: read as JSON, or, when
+/// the payload is not JSON, by the event names it holds (so that even a
+/// malformed payload is answered in its event's shape). `PreToolUse` when
+/// it names none.
+pub fn event_of(input: &[u8]) -> Event {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        hook_event_name: Option<String>,
+    }
+    let by_name = |n: &str| match n {
+        "PostToolUse" => Event::PostToolUse,
+        "UserPromptSubmit" => Event::UserPromptSubmit,
+        _ => Event::PreToolUse,
+    };
+    match serde_json::from_slice::<Named>(input) {
+        Ok(n) => by_name(n.hook_event_name.as_deref().unwrap_or("")),
+        Err(_) => {
+            let has = |n: &str| input.windows(n.len()).any(|w| w == n.as_bytes());
+            if has("\"PostToolUse\"") {
+                Event::PostToolUse
+            } else if has("\"UserPromptSubmit\"") {
+                Event::UserPromptSubmit
+            } else {
+                Event::PreToolUse
+            }
+        }
+    }
+}
+
 /// Reads the payload from standard input, under the input cap; why not,
 /// as the deny's reason.
 pub fn read_input() -> Result<Vec<u8>, String> {
@@ -61,9 +101,12 @@ pub fn read_input() -> Result<Vec<u8>, String> {
 }
 
 /// Runs the decider on `input` (the payload, from [`read_input`]) and
-/// passes its answer on, or answers deny; `deny` prints a deny answer with
-/// a reason.
-pub fn supervise(input: Vec<u8>, deny: &dyn Fn(&str) -> ExitCode) -> ExitCode {
+/// passes its answer on, or answers deny; `deny` prints a deny answer (a
+/// block, after a tool or for a prompt) for the payload's event with a
+/// reason.
+pub fn supervise(input: Vec<u8>, deny: &dyn Fn(Event, &str) -> ExitCode) -> ExitCode {
+    let event = event_of(&input);
+    let deny = |why: &str| deny(event, why);
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => return deny(&format!("the hook cannot find its own program: {e}")),
@@ -128,7 +171,7 @@ pub fn supervise(input: Vec<u8>, deny: &dyn Fn(&str) -> ExitCode) -> ExitCode {
         Err(why) => return deny(&why),
     };
     match status.code() {
-        Some(0) if is_answer(&out) => {
+        Some(0) if is_answer(event, &out) => {
             let _ = std::io::stdout().write_all(&out);
             ExitCode::SUCCESS
         }
@@ -143,19 +186,31 @@ pub fn supervise(input: Vec<u8>, deny: &dyn Fn(&str) -> ExitCode) -> ExitCode {
     }
 }
 
-/// One JSON object with a permission decision, and nothing after it.
-pub fn is_answer(out: &[u8]) -> bool {
+/// One JSON object answering `event`, and nothing after it: a permission
+/// decision before a tool runs; after it, or for a prompt, either nothing
+/// to say (`{}`) or a block with a reason.
+pub fn is_answer(event: Event, out: &[u8]) -> bool {
     if out.len() as u64 > ANSWER_LIMIT {
         return false;
     }
     let Ok(v) = serde_json::from_slice::<serde_json::Value>(out) else {
         return false;
     };
-    matches!(
-        v.pointer("/hookSpecificOutput/permissionDecision")
-            .and_then(|d| d.as_str()),
-        Some("allow" | "ask" | "deny")
-    )
+    match event {
+        Event::PreToolUse => matches!(
+            v.pointer("/hookSpecificOutput/permissionDecision")
+                .and_then(|d| d.as_str()),
+            Some("allow" | "ask" | "deny")
+        ),
+        Event::PostToolUse | Event::UserPromptSubmit => match v.as_object() {
+            Some(m) if m.is_empty() => true,
+            Some(m) => {
+                m.get("decision").and_then(|d| d.as_str()) == Some("block")
+                    && m.get("reason").is_some_and(|r| r.is_string())
+            }
+            None => false,
+        },
+    }
 }
 
 fn signal(status: &std::process::ExitStatus) -> String {

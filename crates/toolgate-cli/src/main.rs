@@ -219,16 +219,48 @@ enum Command {
         /// is denied.
         #[arg(long)]
         exit_code: bool,
+        /// Rubric bundles: scan each request's `input`, `args` and `kwargs`
+        /// for secrets and add `dlp_detected`, `dlp_severity` and
+        /// `dlp_types` before deciding, as Rubric's SDK does. On without
+        /// the flag when a rule of the bundle reads a `dlp_` field.
+        #[arg(long)]
+        dlp: bool,
         /// A file of calls (or of envelopes, or of requests), or `-` (the
         /// default) for standard input.
         #[arg(default_value = "-")]
         calls: String,
     },
+    /// Scan content for secrets and denied patterns (`spec/guards.md`):
+    /// one finding per line, `{"type", "severity", "start", "end",
+    /// "rule"}`, spans in bytes. Exits 0 when clean, 2 when something a
+    /// guard blocks was found.
+    ///
+    /// Example: `toolgate scan --guards guards.json build.log`
+    Scan {
+        /// The file to scan, or `-` (the default) for standard input; read
+        /// in chunks, so any size is scanned in bounded memory.
+        #[arg(default_value = "-")]
+        file: String,
+        /// A guard document (or a policy with a `guards` member); the
+        /// built-in secrets catalogue when absent.
+        #[arg(long)]
+        guards: Option<String>,
+        /// Print the content with every secret replaced by its placeholder
+        /// instead of the findings; then only `deny` matches and the limit
+        /// block.
+        #[arg(long)]
+        redact: bool,
+        /// Where the content is going, for the guards' `on` members.
+        #[arg(long, value_enum, default_value = "output")]
+        on: PlaceArg,
+    },
     /// Answer an agent's hook: read its payload on standard input, print
     /// its answer. Always exits 0 with an answer; anything that cannot be
-    /// read is answered with a deny.
+    /// read is answered with a deny (a block for PostToolUse and
+    /// UserPromptSubmit).
     ///
-    /// Example (a PreToolUse hook command): `toolgate hook claude-code`
+    /// Example (a PreToolUse, PostToolUse or UserPromptSubmit hook
+    /// command): `toolgate hook claude-code --guards guards.json`
     Hook {
         /// The agent whose hook protocol to speak.
         #[arg(value_enum)]
@@ -241,6 +273,12 @@ enum Command {
         /// A compiled artifact to decide with instead of settings files.
         #[arg(long)]
         bundle: Option<String>,
+        /// A guard document (or a policy with a `guards` member) for the
+        /// content events, PostToolUse (a tool's output) and
+        /// UserPromptSubmit (a prompt), and for PreToolUse arguments; the
+        /// built-in secrets catalogue guards the content events without it.
+        #[arg(long)]
+        guards: Option<String>,
         /// Apply the allow rules of the project's own settings files.
         #[arg(long)]
         trust_project: bool,
@@ -452,8 +490,28 @@ enum InitDialect {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum HookAgent {
-    /// Claude Code's PreToolUse hook.
+    /// Claude Code's PreToolUse, PostToolUse and UserPromptSubmit hooks.
     ClaudeCode,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PlaceArg {
+    /// A tool call's arguments.
+    Arguments,
+    /// A tool's output.
+    Output,
+    /// A prompt or a model's message.
+    Message,
+}
+
+impl PlaceArg {
+    fn place(self) -> toolgate::guards::Place {
+        match self {
+            PlaceArg::Arguments => toolgate::guards::Place::Arguments,
+            PlaceArg::Output => toolgate::guards::Place::Output,
+            PlaceArg::Message => toolgate::guards::Place::Message,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -512,8 +570,14 @@ fn main() -> ExitCode {
                 let first = e.to_string();
                 let first = first.lines().next().unwrap_or("").to_string();
                 eprintln!("{e}");
-                return hook_answer(
-                    Decision::Deny,
+                // The payload says which event's shape the answer takes.
+                let mut input = Vec::new();
+                let _ = std::io::stdin()
+                    .lock()
+                    .take(guard::INPUT_LIMIT)
+                    .read_to_end(&mut input);
+                return hook_deny(
+                    guard::event_of(&input),
                     &format!("`toolgate hook` was called with bad arguments: {first}"),
                 );
             }
@@ -594,6 +658,7 @@ fn main() -> ExitCode {
             engine,
             exit_code,
             explain,
+            dlp,
             calls,
         } => {
             EXIT_WITH_DECISION.store(exit_code, Ordering::Relaxed);
@@ -614,7 +679,7 @@ fn main() -> ExitCode {
                             require_signature.as_deref(),
                             signature.as_deref(),
                         ) {
-                            Ok(options) => decide_bundle(&bundle, &calls, &options, intake),
+                            Ok(options) => decide_bundle(&bundle, &calls, &options, intake, dlp),
                             Err(e) => {
                                 eprintln!("error: {e}");
                                 ExitCode::from(EXIT_IO)
@@ -639,7 +704,12 @@ fn main() -> ExitCode {
                                     Err(code) => code,
                                     Ok(Some(_)) if explain => explain_refused(),
                                     Ok(Some(b)) => match rubric_engine(&b, engine, p) {
-                                        Ok(e) => decide_rubric(e.as_ref(), &calls, intake),
+                                        Ok(e) => decide_rubric(
+                                            e.as_ref(),
+                                            &calls,
+                                            intake,
+                                            dlp || b.reads_dlp(),
+                                        ),
                                         Err(code) => code,
                                     },
                                     Ok(None) => match build(p, format, engine) {
@@ -671,10 +741,17 @@ fn main() -> ExitCode {
                 done
             }
         }
+        Command::Scan {
+            file,
+            guards,
+            redact,
+            on,
+        } => scan(&file, guards.as_deref(), redact, on.place()),
         Command::Hook {
             agent: HookAgent::ClaudeCode,
             settings,
             bundle,
+            guards,
             trust_project,
             require_signature,
             signature,
@@ -689,6 +766,7 @@ fn main() -> ExitCode {
             }),
             &settings,
             bundle.as_deref(),
+            guards.as_deref(),
             trust_project,
             require_signature.as_deref(),
             signature.as_deref(),
@@ -1553,7 +1631,13 @@ fn inspection_text(path: &str, i: &toolgate::artifact::Inspection) -> String {
     o
 }
 
-fn decide_bundle(path: &str, calls: &str, options: &LoadOptions, intake: Intake) -> ExitCode {
+fn decide_bundle(
+    path: &str,
+    calls: &str,
+    options: &LoadOptions,
+    intake: Intake,
+    dlp: bool,
+) -> ExitCode {
     use toolgate::open::{EngineBuilder, Format, OpenError, Opened};
     let bytes = match read_or_exit(path, options) {
         Ok(m) => m,
@@ -1564,7 +1648,7 @@ fn decide_bundle(path: &str, calls: &str, options: &LoadOptions, intake: Intake)
         .load_options(*options);
     match builder.open(&bytes, Format::Artifact) {
         Ok(Opened::Rules(engine)) => decide(&engine.session(), calls, intake, &|c| c),
-        Ok(Opened::Rubric(engine)) => decide_rubric(&engine, calls, intake),
+        Ok(Opened::Rubric(engine)) => decide_rubric(&engine, calls, intake, dlp),
         Ok(Opened::Authensor(engine)) => decide_authensor(&engine, calls, intake),
         Ok(other) => {
             eprintln!("error: `{path}` holds {other:?}, which `decide --bundle` does not read");
@@ -1582,20 +1666,31 @@ fn decide_bundle(path: &str, calls: &str, options: &LoadOptions, intake: Intake)
 }
 
 /// Decides Rubric requests: one JSON object per line in, one result per
-/// line out. A line that cannot be read is answered with a deny.
+/// line out. A line that cannot be read is answered with a deny. With
+/// `dlp`, each request gains the DLP fields first; when the catalogue
+/// cannot be built, every request is denied.
 fn decide_rubric(
     engine: &dyn toolgate::rubric::RubricEvaluator,
     calls: &str,
     intake: Intake,
+    dlp: bool,
 ) -> ExitCode {
     use toolgate::rubric::Request;
+    let guards = dlp.then(toolgate::guards::Guards::builtin);
     lines(calls, intake, |line, out| {
-        let request = match line {
+        let mut request = match line {
             Ok(text) => {
                 Request::from_json(text).unwrap_or_else(|e| Request::unreadable(e.to_string()))
             }
             Err(why) => Request::unreadable(why),
         };
+        match &guards {
+            Some(Ok(g)) => request.add_dlp(g),
+            Some(Err(e)) => {
+                request = Request::unreadable(format!("the DLP scan cannot run: {e}"));
+            }
+            None => {}
+        }
         out.push_str(&engine.decide(&request).to_json().to_string());
     })
 }
@@ -2507,6 +2602,251 @@ fn explain(
     }
 }
 
+/// Prints a block of `event` with a reason (a deny for PreToolUse).
+fn hook_deny(event: guard::Event, reason: &str) -> ExitCode {
+    match event {
+        guard::Event::PreToolUse => hook_answer(Decision::Deny, reason),
+        guard::Event::PostToolUse => hook_block(toolgate::claude::post_tool_use_answer(
+            Some(&format!("toolgate: {reason}")),
+            None,
+        )),
+        guard::Event::UserPromptSubmit => hook_block(toolgate::claude::user_prompt_answer(Some(
+            &format!("toolgate: {reason}"),
+        ))),
+    }
+}
+
+fn hook_block(answer: serde_json::Value) -> ExitCode {
+    let _ = out(&format!("{answer}\n"));
+    ExitCode::SUCCESS
+}
+
+/// PostToolUse and UserPromptSubmit: the tool's output or the prompt,
+/// checked by the guards. A block (or a secret that would be redacted:
+/// Claude Code cannot take a rewritten output of its own tools) withholds
+/// the content; for a tool's output, the redacted copy goes to the model
+/// as additional context.
+fn hook_content(event: guard::Event, text: &str, guards: Option<&str>) -> ExitCode {
+    use toolgate::guards::{Guards, Place};
+    let owned;
+    let g: &Guards = match guards {
+        Some(path) => match read_text(path)
+            .map_err(|e| format!("cannot read `{path}`: {e}"))
+            .and_then(|t| Guards::from_json(&t).map_err(|e| format!("`{path}`: {e}")))
+        {
+            Ok(g) => {
+                owned = g;
+                &owned
+            }
+            Err(why) => return hook_deny(event, &format!("the guards cannot be used: {why}")),
+        },
+        None => match Guards::builtin() {
+            Ok(g) => g,
+            Err(e) => return hook_deny(event, &format!("the guards cannot be used: {e}")),
+        },
+    };
+    let v = match toolgate::json::parse_strict(text) {
+        Ok(v) => v,
+        Err(e) => return hook_deny(event, &format!("the hook input is not JSON: {e}")),
+    };
+    let (place, member) = match event {
+        guard::Event::PostToolUse => (Place::Output, "tool_response"),
+        _ => (Place::Message, "prompt"),
+    };
+    let content = match (event, v.get(member)) {
+        (_, Some(serde_json::Value::String(s))) => s.clone(),
+        (guard::Event::PostToolUse, Some(other)) => other.to_string(),
+        _ => return hook_deny(event, &format!("the hook input has no `{member}` to check")),
+    };
+    let o = g.check(place, content.as_bytes());
+    if o.allowed() && o.findings.is_empty() {
+        return hook_block(serde_json::json!({}));
+    }
+    if !o.allowed() {
+        return hook_deny(event, &o.reason);
+    }
+    let mut types: Vec<&str> = o.findings.iter().map(|f| f.kind.as_ref()).collect();
+    types.sort_unstable();
+    types.dedup();
+    let why = format!(
+        "the {} held {} secret(s) ({}), so it was withheld",
+        if event == guard::Event::PostToolUse {
+            "tool's output"
+        } else {
+            "prompt"
+        },
+        o.findings.len(),
+        types.join(", ")
+    );
+    match event {
+        guard::Event::PostToolUse => {
+            const CONTEXT_LIMIT: usize = 64 << 10;
+            let mut copy =
+                String::from_utf8_lossy(o.redacted.as_deref().unwrap_or_default()).into_owned();
+            if copy.len() > CONTEXT_LIMIT {
+                let mut cut = CONTEXT_LIMIT;
+                while !copy.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                copy.truncate(cut);
+                copy.push_str("\n[toolgate: the redacted output was cut here]");
+            }
+            hook_block(toolgate::claude::post_tool_use_answer(
+                Some(&format!(
+                    "toolgate: {why}; a redacted copy follows as additional context"
+                )),
+                Some(&format!("The tool's output with secrets redacted:\n{copy}")),
+            ))
+        }
+        _ => hook_deny(event, &why),
+    }
+}
+
+/// PreToolUse with `--guards`: the call's arguments checked as
+/// `arguments`; the reason to deny, if any.
+fn hook_arguments(text: &str, path: &str) -> Option<String> {
+    use toolgate::guards::{Guards, Place};
+    let g = match read_text(path)
+        .map_err(|e| format!("cannot read `{path}`: {e}"))
+        .and_then(|t| Guards::from_json(&t).map_err(|e| format!("`{path}`: {e}")))
+    {
+        Ok(g) => g,
+        Err(why) => return Some(format!("the guards cannot be used: {why}")),
+    };
+    let args = match toolgate::json::parse_strict(text) {
+        Ok(v) => v
+            .get("tool_input")
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        Err(e) => return Some(format!("the hook input is not JSON: {e}")),
+    };
+    let o = g.check(Place::Arguments, args.as_bytes());
+    (!o.allowed()).then_some(o.reason)
+}
+
+/// `toolgate scan`: findings (or the redacted content) of `file`, read in
+/// chunks; exit 2 when something blocks.
+fn scan(
+    file: &str,
+    guards: Option<&str>,
+    redact: bool,
+    place: toolgate::guards::Place,
+) -> ExitCode {
+    use toolgate::guards::{Finding, Guards};
+    let owned;
+    let g: &Guards = match guards {
+        Some(path) => {
+            let text = match read_text(path) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("error: cannot read `{path}`: {e}");
+                    return ExitCode::from(EXIT_IO);
+                }
+            };
+            match Guards::from_json(&text) {
+                Ok(g) => {
+                    owned = g;
+                    &owned
+                }
+                Err(e) => {
+                    eprintln!("error: `{path}`: {e}");
+                    return ExitCode::from(EXIT_INVALID);
+                }
+            }
+        }
+        None => match Guards::builtin() {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("error: the built-in catalogue does not build: {e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        },
+    };
+    let mut source: Box<dyn Read> = if file == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        match std::fs::File::open(file) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                eprintln!("error: cannot read `{file}`: {e}");
+                return ExitCode::from(EXIT_IO);
+            }
+        }
+    };
+    let mut stdout = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut failed = false;
+    let mut blocked = false;
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    // Findings with whether each blocks.
+    let mut found: Vec<(Finding, bool)> = Vec::new();
+    let mut plain = (!redact).then(|| g.stream(Some(place)));
+    let mut redacting = redact.then(|| g.redact_stream());
+    let mut done = false;
+    while !done {
+        let n = match source.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("error: reading `{file}`: {e}");
+                return ExitCode::from(EXIT_IO);
+            }
+        };
+        done = n == 0;
+        total += n as u64;
+        let part = chunk.get(..n).unwrap_or_default();
+        if let Some(s) = plain.as_mut() {
+            let mut fs = Vec::new();
+            if done {
+                s.finish(&mut |f| fs.push(f));
+            } else {
+                s.feed(part, &mut |f| fs.push(f));
+            }
+            found.extend(fs.into_iter().map(|f| {
+                let b = s.blocks(&f);
+                (f, b)
+            }));
+        }
+        if let Some(s) = redacting.as_mut() {
+            let mut fs = Vec::new();
+            let mut write = |b: &[u8]| failed |= stdout.write_all(b).is_err();
+            if done {
+                s.finish(&mut write, &mut |f| fs.push(f));
+            } else {
+                s.feed(part, &mut write, &mut |f| fs.push(f));
+            }
+            found.extend(fs.into_iter().map(|f| {
+                let b = f.kind.as_ref() == "deny";
+                (f, b)
+            }));
+        }
+        if let Some(max) = g.limit(place).filter(|&m| done && total > m) {
+            let f = Finding {
+                rule: "limit".into(),
+                kind: "limit".into(),
+                severity: toolgate::guards::Severity::High,
+                start: max,
+                end: total,
+            };
+            found.push((f, true));
+        }
+        for (f, b) in found.drain(..) {
+            blocked |= b;
+            if !redact {
+                failed |= writeln!(stdout, "{}", f.to_json()).is_err();
+            }
+        }
+    }
+    if failed || stdout.flush().is_err() {
+        return ExitCode::from(EXIT_IO);
+    }
+    if blocked {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 /// Prints a hook answer; the hook always exits 0 so that the agent reads it.
 fn hook_answer(decision: Decision, reason: &str) -> ExitCode {
     let _ = out(&format!("{}\n", toolgate::claude::answer(decision, reason)));
@@ -2614,24 +2954,27 @@ fn hook(
     connect: Option<resident::Connect<'_>>,
     settings: &[String],
     bundle: Option<&str>,
+    guards: Option<&str>,
     trust_project: bool,
     require_signature: Option<&str>,
     signature: Option<&str>,
 ) -> ExitCode {
     if !guard::is_decider() {
-        let deny = |why: &str| hook_answer(Decision::Deny, why);
         let input = match guard::read_input() {
             Ok(i) => i,
-            Err(why) => return deny(&why),
+            Err(why) => return hook_deny(guard::Event::PreToolUse, &why),
         };
-        if let Some(c) = connect {
+        // The server answers PreToolUse only; the content events are
+        // decided here, by the guards.
+        let event = guard::event_of(&input);
+        if let (Some(c), guard::Event::PreToolUse) = (connect, event) {
             match resident::forward(c.addr, c.token_file, &input) {
                 Ok(answer) => return out(&answer),
-                Err(why) if c.fail_closed => return deny(&why),
+                Err(why) if c.fail_closed => return hook_deny(event, &why),
                 Err(why) => eprintln!("warning: {why}; deciding here instead"),
             }
         }
-        return guard::supervise(input, &deny);
+        return guard::supervise(input, &hook_deny);
     }
     guard::inject_fault();
     const LIMIT: u64 = guard::INPUT_LIMIT;
@@ -2646,23 +2989,32 @@ fn hook(
             &format!("the hook input could not be read: {e}"),
         );
     }
+    let event = guard::event_of(&input);
     if input.len() as u64 > LIMIT {
-        return hook_answer(
-            Decision::Deny,
+        return hook_deny(
+            event,
             &format!("the hook input is longer than {LIMIT} bytes"),
         );
     }
     let Ok(text) = std::str::from_utf8(&input) else {
-        return hook_answer(Decision::Deny, "the hook input is not UTF-8");
+        return hook_deny(event, "the hook input is not UTF-8");
     };
     if guard::too_many_values(text) {
-        return hook_answer(
-            Decision::Deny,
+        return hook_deny(
+            event,
             &format!(
                 "the hook input holds more than {} JSON values",
                 guard::VALUE_LIMIT
             ),
         );
+    }
+    if event != guard::Event::PreToolUse {
+        return hook_content(event, text, guards);
+    }
+    if let Some(path) = guards {
+        if let Some(why) = hook_arguments(text, path) {
+            return hook_answer(Decision::Deny, &why);
+        }
     }
     let payload = match toolgate::claude::Payload::from_json(text) {
         Ok(p) => p,

@@ -38,7 +38,7 @@ pub fn forward(addr: &str, token_file: Option<&str>, payload: &[u8]) -> Result<S
         TIMEOUT,
     )
     .map_err(|e| format!("`toolgate serve` at `{addr}` cannot be reached: {e}"))?;
-    if status != 200 || !crate::guard::is_answer(&body) {
+    if status != 200 || !crate::guard::is_answer(crate::guard::Event::PreToolUse, &body) {
         return Err(format!(
             "`toolgate serve` at `{addr}` did not answer the hook (HTTP status {status})"
         ));

@@ -244,7 +244,7 @@ fn bad_input_and_unreadable_settings_answer_deny() {
         r#"{"tool_name": "Bash"}"#,
         r#"{"tool_name": 3, "tool_input": {}}"#,
         r#"{"tool_name": "Bash", "tool_input": {"command": "ls", "command": "rm -rf /"}}"#,
-        r#"{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}"#,
+        r#"{"hook_event_name": "Stop", "tool_name": "Bash", "tool_input": {"command": "ls"}}"#,
     ] {
         let (d, reason) = hook(&s, &[], bad);
         assert_eq!(d, "deny", "{bad:?}: {reason}");

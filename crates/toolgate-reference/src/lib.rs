@@ -60,6 +60,7 @@ mod tests;
 
 pub mod authensor;
 pub mod conformance;
+pub mod guards;
 pub mod rubric;
 
 pub use explain::{Explanation, Outcome, RuleTrace, SubjectTrace};

@@ -66,6 +66,7 @@ pub mod conditions;
 pub mod diag;
 pub mod engine;
 pub mod format;
+pub mod guards;
 pub mod ir;
 pub mod kinds;
 pub mod open;

@@ -186,6 +186,36 @@ pub fn hook_verdict(
     (v.decision, hook_reason(&v))
 }
 
+/// Claude Code's answer to a PostToolUse hook: `{}` when there is nothing
+/// to say; with a `block` reason, the tool's output is withheld and the
+/// reason (and `context`, as additional context) goes to the model instead.
+pub fn post_tool_use_answer(block: Option<&str>, context: Option<&str>) -> Value {
+    match block {
+        None => json!({}),
+        Some(reason) => {
+            let mut v = serde_json::Map::new();
+            v.insert("decision".into(), json!("block"));
+            v.insert("reason".into(), json!(reason));
+            if let Some(c) = context {
+                v.insert(
+                    "hookSpecificOutput".into(),
+                    json!({"hookEventName": "PostToolUse", "additionalContext": c}),
+                );
+            }
+            Value::Object(v)
+        }
+    }
+}
+
+/// Claude Code's answer to a UserPromptSubmit hook: `{}`, or a block that
+/// keeps the prompt from the model and shows the reason to the user.
+pub fn user_prompt_answer(block: Option<&str>) -> Value {
+    match block {
+        None => json!({}),
+        Some(reason) => json!({"decision": "block", "reason": reason}),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Payload;

@@ -29,7 +29,10 @@ mod links;
 mod rules;
 mod shell;
 
-pub use hook::{answer, hook_reason, hook_verdict, prepare_call, wrong_host, Payload};
+pub use hook::{
+    answer, hook_reason, hook_verdict, post_tool_use_answer, prepare_call, user_prompt_answer,
+    wrong_host, Payload,
+};
 pub use links::{linked_calls, Link};
 pub use rules::{EDIT_FAMILY, READ_FAMILY};
 pub use shell::ClaudeShellSplitter;

@@ -114,6 +114,7 @@ pub fn toml_to_json(v: toml::Value) -> Value {
 /// A policy document's members, in the order `fmt` writes them.
 pub(crate) const TOP: &[&str] = &[
     "$schema", "default", "matchers", "aliases", "sources", "allow", "deny", "ask", "notes",
+    "guards",
 ];
 /// A source's members, in the order `fmt` writes them.
 pub(crate) const SOURCE: &[&str] = &[
@@ -226,6 +227,21 @@ impl Reader<'_> {
         }
         if let Some(m) = obj.get("matchers") {
             p.matchers = self.matchers(m);
+        }
+        // Content guards (`spec/guards.md`) are read by `crate::guards`;
+        // here they are only checked, so that a policy that holds a guard
+        // which cannot be built is refused where it is written.
+        if let Some(g) = obj.get("guards") {
+            let built = crate::guards::Document::from_value(g.clone())
+                .and_then(|d| crate::guards::Guards::build(&d));
+            if let Err(e) = built {
+                self.err(
+                    DiagnosticKind::InvalidDocument,
+                    "guards",
+                    e.to_string(),
+                    "see spec/guards.md for the guard document",
+                );
+            }
         }
         if let Some(a) = obj.get("aliases") {
             self.aliases(a, &mut p);

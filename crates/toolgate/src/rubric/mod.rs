@@ -81,6 +81,18 @@ pub struct Bundle {
     pub warnings: Vec<Diagnostic>,
 }
 
+impl Bundle {
+    /// Whether a rule reads a field named `dlp_…` (`spec/guards.md` §6):
+    /// then `decide` fills the DLP fields without being asked.
+    pub fn reads_dlp(&self) -> bool {
+        self.policies.iter().any(|p| {
+            p.rules
+                .iter()
+                .any(|r| r.conditions.iter().any(|c| c.field.starts_with("dlp_")))
+        })
+    }
+}
+
 /// One policy of a bundle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BundlePolicy {
@@ -347,6 +359,35 @@ impl Request {
     /// The request as JSON.
     pub fn value(&self) -> &Value {
         &self.value
+    }
+
+    /// Adds the DLP fields Rubric's SDK adds (`spec/guards.md` §6): the
+    /// request's `input`, `args` and `kwargs` are scanned with `guards`,
+    /// and `dlp_detected` (with `dlp_severity` and `dlp_types` when
+    /// something was found) replace any the request had. An unreadable
+    /// request is left as it is: it is denied.
+    ///
+    /// ```
+    /// use toolgate::guards::Guards;
+    /// use toolgate::rubric::Request;
+    /// let key = format!("AKIA{}", "Q".repeat(16));
+    /// let mut r = Request::from_json(&format!(r#"{{"tool_name": "Bash", "input": {{"command": "echo {key}"}}, "dlp_detected": false}}"#))?;
+    /// r.add_dlp(Guards::builtin()?);
+    /// assert_eq!(r.value()["dlp_detected"], true);
+    /// assert_eq!(r.value()["dlp_types"][0], "AWS_ACCESS_KEY");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_dlp(&mut self, guards: &crate::guards::Guards) {
+        if self.error.is_some() {
+            return;
+        }
+        let fields = guards.dlp_fields(&guards.request_findings(&self.value));
+        if let Value::Object(m) = &mut self.value {
+            for k in ["dlp_detected", "dlp_severity", "dlp_types"] {
+                m.remove(k);
+            }
+            m.extend(fields);
+        }
     }
 
     /// `tool_name`.
