@@ -411,7 +411,7 @@ fn a_bundle_compiled_from_settings_answers_the_hook() {
 }
 
 /// MCP allow globs are rules of the compiled tables: an artifact carries
-/// them, bounded to their server, and says so in its header (format 3.2).
+/// them, bounded to their server, and says so in its header (the server-glob feature of 3.2).
 #[test]
 fn an_artifact_carries_mcp_allow_globs() {
     let s = Scratch::new("mcpglob");
@@ -435,7 +435,10 @@ fn an_artifact_carries_mcp_allow_globs() {
     assert!(!err.contains("MCP"), "no glob is left out: {err}");
     let out = s.root.join("mcp.tgb");
     let bytes = std::fs::read(&out).unwrap();
-    assert_eq!(bytes.get(14..16), Some(&[2u8, 0][..]), "format 3.2");
+    // Format 3.3 (the settings' floating-piece rules), with the required
+    // feature of server-bounded globs (bit 2) that 3.2 introduced.
+    assert_eq!(bytes.get(14..16), Some(&[3u8, 0][..]), "format 3.3");
+    assert_eq!(bytes.get(16).map(|b| b & 0x4), Some(0x4), "server globs");
     let bundle = out.to_str().unwrap();
     for (tool, want) in [
         ("mcp__github__list_issues", "allow"),

@@ -157,12 +157,29 @@ fn check_strategies_inner(case: &StrategyCase) -> std::result::Result<(), String
     let bytes = compiled.to_bytes();
     let loaded = Engine::from_bytes_with(&bytes, &registry)
         .map_err(|e| format!("the artifact of {doc} does not load: {e}"))?;
+    // Every prefix a group of its own, so that a case's few rules meet the
+    // groups' trie and the lists split by group, not the default's one
+    // group of every rule.
+    let grouped = Engine::build_limited(
+        &policy,
+        &registry,
+        toolgate::compile::Limits {
+            inner_group: 1,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| format!("the grouped build of {doc} failed: {e}"))?;
+    let grouped_bytes = grouped.to_bytes();
+    let grouped_loaded = Engine::from_bytes_with(&grouped_bytes, &registry)
+        .map_err(|e| format!("the grouped artifact of {doc} does not load: {e}"))?;
     for v in &case.values {
         let call = Call::new("bash", &json!({ "command": v }).to_string());
         let want = reference.would(&call);
         for (name, got) in [
             ("compiled", compiled.would(&call)),
             ("loaded", loaded.would(&call)),
+            ("grouped", grouped.would(&call)),
+            ("grouped and loaded", grouped_loaded.would(&call)),
         ] {
             if got != want {
                 return Err(format!(

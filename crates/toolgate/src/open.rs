@@ -171,7 +171,7 @@ pub fn open(bytes: &[u8], format: Format) -> Result<Opened<'_>, OpenError> {
 /// use toolgate::compile::Limits;
 /// let builder = EngineBuilder::new()
 ///     .registry(toolgate::builtins::registry())
-///     .limits(Limits { dfa_bytes: 1 << 20 });
+///     .limits(Limits { dfa_bytes: 1 << 20, ..Limits::default() });
 /// let opened = builder.open(br#"{"default": "deny", "allow": "read"}"#, Format::PolicyJson)?;
 /// assert!(matches!(opened, Opened::Rules(_)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -9,7 +9,9 @@
 //! Aho-Corasick automaton, run once over the value with overlapping matches,
 //! which yields every occurrence of every needle.
 //!
-//! Rules are grouped by their anchored prefix `P`, and the groups' prefixes
+//! Rules are grouped by their anchored prefix `P` (the compiler folds a
+//! prefix few rules share into the longest shared one it starts with; an
+//! entry's `P` always starts with its group's), and the groups' prefixes
 //! form a trie walked over the start of the value: only the groups whose
 //! prefix the value starts with are looked at, so `git *force*` is never a
 //! candidate for an `npm …` call, however many `git` rules share the needle.

@@ -27,7 +27,8 @@ pub(crate) struct InnerRule {
 }
 
 /// Writes the inner record of `rules` (not empty) for automaton slot
-/// `automaton`, putting the groups' prefixes in `trie` under a new root;
+/// `automaton`, putting the groups' prefixes (those at least `min_group`
+/// rules share, and the empty one) in `trie` under a new root;
 /// returns the record's word offset and the root, whose written offset the
 /// caller patches into word [`I_GROUP_ROOT`] once the nodes are laid out.
 ///
@@ -37,6 +38,7 @@ pub(crate) fn write(
     trie: &mut Trie,
     mut rules: Vec<InnerRule>,
     automaton: u32,
+    min_group: usize,
 ) -> (u32, usize) {
     rules.sort();
     rules.dedup();
@@ -48,21 +50,48 @@ pub(crate) fn write(
     needles.dedup();
     let index = |p: &[u8]| needles.binary_search(&p).map_or(0, |i| i as u32);
     // The groups: one per distinct prefix, in prefix order.
-    let mut prefixes: Vec<&[u8]> = rules.iter().map(|r| r.prefix.as_slice()).collect();
+    // The groups: the prefixes that at least `min_group` rules share, and
+    // the empty one. A rule whose own prefix is rarer joins the group of
+    // the longest of them its prefix starts with, so that a policy of
+    // thousands of one-rule prefixes (`git kalomi *a*`) does not pay a
+    // group record and trie nodes per rule, and a decision does not visit
+    // as many groups.
+    let mut count: HashMap<&[u8], usize> = HashMap::new();
+    for r in &rules {
+        *count.entry(r.prefix.as_slice()).or_insert(0) += 1;
+    }
+    let mut prefixes: Vec<&[u8]> = count
+        .iter()
+        .filter(|(p, &n)| n >= min_group || p.is_empty())
+        .map(|(p, _)| *p)
+        .collect();
+    let home = |p: &[u8]| -> Vec<u8> {
+        (0..=p.len())
+            .rev()
+            .filter_map(|l| p.get(..l))
+            .find(|q| q.is_empty() || count.get(q).is_some_and(|&n| n >= min_group))
+            .unwrap_or_default()
+            .to_vec()
+    };
+    let homes: Vec<Vec<u8>> = rules.iter().map(|r| home(&r.prefix)).collect();
+    if homes.iter().any(Vec::is_empty) && !prefixes.contains(&&[][..]) {
+        prefixes.push(&[]);
+    }
+    prefixes.retain(|p| homes.iter().any(|h| h.as_slice() == *p));
     prefixes.sort_unstable();
-    prefixes.dedup();
-    let group_of = |r: &InnerRule| {
-        prefixes
-            .binary_search(&r.prefix.as_slice())
-            .map_or(0, |g| g)
+    let group_of = |e: usize| {
+        homes
+            .get(e)
+            .and_then(|h| prefixes.binary_search(&h.as_slice()).ok())
+            .unwrap_or(0)
     };
     // How many rules of its group name each needle, each rule counted once.
     let mut uses: HashMap<(usize, u32), u32> = HashMap::new();
-    for r in &rules {
+    for (e, r) in rules.iter().enumerate() {
         let mut mine: Vec<u32> = r.pieces.iter().map(|p| index(p)).collect();
         mine.sort_unstable();
         mine.dedup();
-        let g = group_of(r);
+        let g = group_of(e);
         for k in mine {
             *uses.entry((g, k)).or_insert(0) += 1;
         }
@@ -73,7 +102,7 @@ pub(crate) fn write(
     let mut entries: Vec<[u32; ENTRY_WORDS as usize]> = Vec::with_capacity(rules.len());
     for (e, r) in rules.iter().enumerate() {
         let ks: Vec<u32> = r.pieces.iter().map(|p| index(p)).collect();
-        let g = group_of(r);
+        let g = group_of(e);
         let anchor = ks.iter().copied().min_by_key(|&k| {
             let uses = uses.get(&(g, k)).copied().unwrap_or(0);
             let len = needles.get(k as usize).map_or(0, |n| n.len());

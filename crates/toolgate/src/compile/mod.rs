@@ -40,11 +40,19 @@ pub struct Limits {
     /// The most bytes one DFA may take; a chunk of regular expressions over
     /// it is split, and a single one over it is refused.
     pub dfa_bytes: usize,
+    /// The fewest floating-piece globs (`Inner`) of one field that make
+    /// their shared prefix a group of its own; rarer prefixes join the
+    /// group of the longest shared one they start with. Lower is faster
+    /// to decide on prefixes few rules share, and larger tables.
+    pub inner_group: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { dfa_bytes: 4 << 20 }
+        Limits {
+            dfa_bytes: 4 << 20,
+            inner_group: 8,
+        }
     }
 }
 
@@ -332,8 +340,13 @@ pub fn compile(c: &Checked<'_>, limits: Limits) -> Result<Program<'static>, Diag
         w.words
             .extend_from_slice(&[0, fm.callbacks.len() as u32, 0, dl.len() as u32, NONE]);
         if !fm.inner.is_empty() {
-            let (rec, root) =
-                inner::write(&mut w, &mut trie, std::mem::take(&mut fm.inner), n_inner);
+            let (rec, root) = inner::write(
+                &mut w,
+                &mut trie,
+                std::mem::take(&mut fm.inner),
+                n_inner,
+                limits.inner_group,
+            );
             w.patch(cb_at + FM_INNER as usize - 1, rec);
             root_patch.push(((rec + I_GROUP_ROOT) as usize, Some(root)));
             n_inner += 1;
