@@ -42,7 +42,7 @@ main() {
   if [ -n "${FUZZ_TARGETS:-}" ]; then
     read -r -a targets <<<"$FUZZ_TARGETS"
   else
-    targets=(parse matchers decide policy_json artifact artifact_semantic hook rubric rubric_scan shell authensor reach strategies claude_kinds guards)
+    targets=(parse matchers decide policy_json artifact artifact_semantic hook rubric rubric_scan shell authensor reach strategies claude_kinds guards serve_intake)
   fi
 
   if command -v python3 >/dev/null 2>&1; then
@@ -52,7 +52,14 @@ main() {
   fi
   mkdir -p logs
   flags=(-s "$sanitizer" --debug-assertions "${features[@]}")
-  cargo +nightly fuzz build "${flags[@]}"
+  if [ -n "${FUZZ_TARGETS:-}" ]; then
+    # Only the targets asked for: a full build links every target.
+    for t in "${targets[@]}"; do
+      cargo +nightly fuzz build "${flags[@]}" "$t"
+    done
+  else
+    cargo +nightly fuzz build "${flags[@]}"
+  fi
 
   # The inputs libFuzzer left for a target: crashes, out-of-memory, time-outs.
   list_findings() {

@@ -15,6 +15,13 @@ authensor:    pseudo-random byte strings, and eight seed bytes followed by
               and examples/envelopes.jsonl (see the target's doc);
 hook:         a PreToolUse payload for every call of testdata/claude-code/;
 strategies:   pseudo-random byte strings for the strategy case generator;
+serve_intake: a selector byte (artifact kind, surface, limits; see the
+              target's doc) before the calls of examples/calls.jsonl, the
+              Rubric requests of examples/requests.jsonl and the Authensor
+              envelopes of examples/envelopes.jsonl, one at a time, as
+              batches and as OPA inputs; hook payloads; ext_authz requests
+              (a flags byte, then a `tools/call` body or tool headers); and
+              garbage: cut, not JSON, not UTF-8, a batch past the cap;
 shell:        every `command` argument of the calls of testdata/, the
               inputs it found (testdata/regressions/shell/, as they are),
               `g:` with eight bytes seeding the command generator, and
@@ -94,6 +101,58 @@ def authensor(rng):
     for _ in range(64):
         n = rng.choice([8, 9, 64, 256])
         put("authensor", bytes(rng.getrandbits(8) for _ in range(n)))
+
+
+def serve_intake():
+    """The serve_intake target's seeds: selector byte, then the body."""
+    def lines(name):
+        path = os.path.join(ROOT, "examples", name)
+        if not os.path.exists(path):
+            return []
+        return [l.strip() for l in open(path, encoding="utf-8") if l.strip()]
+
+    def seeded(kind, surface, small, body, flags=None):
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        sel = bytes([kind | surface << 2 | (16 if small else 0)])
+        put("serve_intake", sel + (bytes([flags]) if flags is not None else b"") + body)
+
+    calls = lines("calls.jsonl")
+    inputs = {0: calls, 1: [], 2: lines("requests.jsonl"), 3: lines("envelopes.jsonl")}
+    inputs[1] = [json.dumps({"tool": "Bash", "args": {"command": c}})
+                 for c in ("ls -la", "rm -rf /", "git push origin main", "cat .env")]
+    inputs[1].append(json.dumps({"tool": "Read", "args": {"file_path": "./src/main.rs"}}))
+    garbage = ["", "{", "[", "null", "[]", "{}", "[{}]", "\"x\"", "[1,2,3,4]",
+               "{\"tool\": 1}", "{\"tool\": \"bash\", \"args\": []}", " \u00a0[]"]
+    for kind, items in inputs.items():
+        for small in (False, True):
+            for it in items:
+                seeded(kind, 0, small, it)
+                seeded(kind, 1, small, json.dumps({"input": json.loads(it)}))
+            seeded(kind, 0, small, "[" + ",".join(items[:2]) + "]")
+            seeded(kind, 0, small, "[" + ",".join(items * 2) + "]")
+            seeded(kind, 1, small, json.dumps({"input": [json.loads(i) for i in items[:2]]}))
+            for g in garbage:
+                seeded(kind, 0, small, g)
+            seeded(kind, 0, small, b"\xff\xfe" + items[0].encode())
+            seeded(kind, 0, small, items[0][: len(items[0]) // 2])
+            seeded(kind, 1, small, "{\"inp\": {}}")
+        for c in calls + inputs[1]:
+            call = json.loads(c)
+            if not isinstance(call, dict) or "tool" not in call:
+                continue
+            seeded(kind, 2, False, json.dumps({"hook_event_name": "PreToolUse",
+                                               "tool_name": call["tool"],
+                                               "tool_input": call.get("args", {}),
+                                               "cwd": "/repo"}))
+            rpc = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": call["tool"], "arguments": call.get("args", {})}})
+            for flags in (0, 1, 2, 6, 4, 32, 33):
+                seeded(kind, 3, flags & 32 != 0, rpc, flags)
+            seeded(kind, 3, False, call["tool"] + "\n" + json.dumps(call.get("args", {})) + "\n", 8 | 16)
+        seeded(kind, 2, False, "{\"tool_name\": 7}")
+        seeded(kind, 2, False, "not json")
+        seeded(kind, 3, False, b"", 0xFF)
 
 
 def main():
@@ -176,6 +235,7 @@ def main():
     for _ in range(32):
         put("shell", b"z:" + bytes(rng.getrandbits(8) for _ in range(8)))
     authensor(random.Random(0x61757468))
+    serve_intake()
     srng = random.Random(0x73747261)
     for _ in range(64):
         n = srng.choice([64, 128, 256, 512])

@@ -40,7 +40,7 @@ pub(crate) fn service(state: Arc<Shared>) -> AuthorizationServer<Authz> {
 
 /// The call Envoy's request carries, as the JSON `/v1/decide` reads; why
 /// there is none.
-fn call_of(http: Option<&HttpRequest>, max: usize) -> Result<String, String> {
+pub(crate) fn call_of(http: Option<&HttpRequest>, max: usize) -> Result<String, String> {
     let http = http.ok_or("the check request describes no HTTP request")?;
     if http
         .headers

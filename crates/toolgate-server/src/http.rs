@@ -295,7 +295,7 @@ pub(crate) fn refused_verdict(state: &Shared, loaded: &Loaded, why: &str) -> Val
 }
 
 /// Why a body was not read.
-enum BodyFault {
+pub(crate) enum BodyFault {
     TooLarge,
     Slow,
     Cut(String),
@@ -325,7 +325,17 @@ async fn read_body(state: &Shared, req: Request) -> Result<String, BodyFault> {
         }
         Ok(Ok(c)) => c.to_bytes(),
     };
-    String::from_utf8(collected.to_vec()).map_err(|_| BodyFault::NotText)
+    body_text(collected.to_vec(), state.max_body)
+}
+
+/// A body received whole, as the decision handlers read it: refused past
+/// `max` bytes (the stream is already limited; this holds for bodies that
+/// did not come through it, as the fuzz target's) or when it is not UTF-8.
+pub(crate) fn body_text(bytes: Vec<u8>, max: usize) -> Result<String, BodyFault> {
+    if bytes.len() > max {
+        return Err(BodyFault::TooLarge);
+    }
+    String::from_utf8(bytes).map_err(|_| BodyFault::NotText)
 }
 
 impl BodyFault {
@@ -526,25 +536,17 @@ async fn opa_handler(State(state): State<S>, req: Request) -> Response {
             return wrap(f.status(), v);
         }
     };
-    let input = match toolgate::json::parse_strict(&text) {
-        Ok(Value::Object(mut m)) => match m.remove("input") {
-            Some(input) => input.to_string(),
-            None => {
-                let mut v = decide::unreadable(
-                    &loaded,
-                    "the body has no `input` member: send `{\"input\": CALL}`",
-                );
-                decide::stamp(&mut v, &loaded.revision, &state.ids);
-                state.metrics.decided("deny");
-                return wrap(StatusCode::BAD_REQUEST, v);
-            }
-        },
-        Ok(_) | Err(_) => {
+    let input = match opa_input(&text) {
+        Ok(input) => input,
+        Err(OpaFault::NoInput) => {
+            let mut v = decide::unreadable(&loaded, OpaFault::NoInput.why());
+            decide::stamp(&mut v, &loaded.revision, &state.ids);
+            state.metrics.decided("deny");
+            return wrap(StatusCode::BAD_REQUEST, v);
+        }
+        Err(OpaFault::NotObject) => {
             state.metrics.refused("malformed");
-            let mut v = decide::unreadable(
-                &loaded,
-                "the body is not a JSON object: send `{\"input\": CALL}`",
-            );
+            let mut v = decide::unreadable(&loaded, OpaFault::NotObject.why());
             decide::stamp(&mut v, &loaded.revision, &state.ids);
             state.metrics.decided("deny");
             return wrap(StatusCode::BAD_REQUEST, v);
@@ -557,6 +559,35 @@ async fn opa_handler(State(state): State<S>, req: Request) -> Response {
         StatusCode::OK
     };
     wrap(status, answer)
+}
+
+/// Why an OPA data API body holds no call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpaFault {
+    /// A JSON object with no `input` member.
+    NoInput,
+    /// Not a JSON object.
+    NotObject,
+}
+
+impl OpaFault {
+    pub(crate) fn why(self) -> &'static str {
+        match self {
+            OpaFault::NoInput => "the body has no `input` member: send `{\"input\": CALL}`",
+            OpaFault::NotObject => "the body is not a JSON object: send `{\"input\": CALL}`",
+        }
+    }
+}
+
+/// The call of an OPA data API body, `{"input": CALL}`, as JSON text.
+pub(crate) fn opa_input(text: &str) -> Result<String, OpaFault> {
+    match toolgate::json::parse_strict(text) {
+        Ok(Value::Object(mut m)) => match m.remove("input") {
+            Some(input) => Ok(input.to_string()),
+            None => Err(OpaFault::NoInput),
+        },
+        Ok(_) | Err(_) => Err(OpaFault::NotObject),
+    }
 }
 
 /// Claude Code's `http` hook. Every answer is 200 with a hook answer:

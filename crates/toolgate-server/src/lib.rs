@@ -30,6 +30,8 @@ fn note_line(args: fmt::Arguments<'_>) {
 
 mod decide;
 pub mod ext_authz;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hook;
 mod http;
 mod loaded;
