@@ -91,6 +91,7 @@ pub(crate) fn router(state: S) -> Router {
         .route("/v1/decide", post(decide_handler))
         .route("/v1/data/toolgate/decision", post(opa_handler))
         .route("/v1/hooks/claude-code", post(hook_handler))
+        .route("/v1/scan", post(scan_handler))
         .route("/health/live", get(live))
         .route("/health/ready", get(ready))
         .route("/v1/status", get(status))
@@ -501,6 +502,90 @@ async fn decide_handler(State(state): State<S>, req: Request) -> Response {
         StatusCode::OK
     };
     json_response(status, &answer)
+}
+
+/// Content guards over the body (`spec/guards.md`): the built-in secrets
+/// catalogue, for the place `?place=` names (`arguments`, `output`, the
+/// default, or `message`). The answer is the guards' verdict, its
+/// findings (spans, never the content) and, when a span was redacted and
+/// nothing blocked, the redacted copy. Every refusal is a deny.
+async fn scan_handler(State(state): State<S>, req: Request) -> Response {
+    let loaded = state.current.load_full();
+    if !authorised(&state, req.headers()) {
+        return unauthorised(&state, &loaded);
+    }
+    let place = match scan_place(req.uri().query()) {
+        Ok(p) => p,
+        Err(why) => return json_response(StatusCode::BAD_REQUEST, &scan_deny(&why)),
+    };
+    let text = match read_body(&state, req).await {
+        Ok(t) => t,
+        Err(f) => {
+            state.metrics.refused(f.metric());
+            return json_response(f.status(), &scan_deny(&f.why(&state)));
+        }
+    };
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        toolgate::guards::Guards::builtin().map(|g| g.check(place, text.as_bytes()))
+    }));
+    match checked {
+        Ok(Ok(outcome)) => json_response(StatusCode::OK, &scan_answer(&outcome)),
+        Ok(Err(e)) => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &scan_deny(&format!("the guards could not be built: {e}")),
+        ),
+        Err(_) => {
+            state.metrics.panics.inc();
+            json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &scan_deny("the scan failed inside the server"),
+            )
+        }
+    }
+}
+
+/// The place a scan is for, from the query's `place`; `output` when none.
+fn scan_place(query: Option<&str>) -> Result<toolgate::guards::Place, String> {
+    use toolgate::guards::Place;
+    let named = query
+        .unwrap_or("")
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("place="));
+    match named {
+        None | Some("output") => Ok(Place::Output),
+        Some("arguments") => Ok(Place::Arguments),
+        Some("message") => Ok(Place::Message),
+        Some(other) => Err(format!(
+            "the place `{other}` is not one of `arguments`, `output` or `message`"
+        )),
+    }
+}
+
+fn scan_answer(o: &toolgate::guards::Outcome) -> Value {
+    let mut v = serde_json::json!({
+        "decision": o.decision.as_str(),
+        "reason": o.reason,
+        "findings": o.findings.iter().map(toolgate::guards::Finding::to_json).collect::<Vec<_>>(),
+    });
+    if let Some(m) = v.as_object_mut() {
+        if let Some(rule) = &o.rule {
+            m.insert("rule".into(), Value::from(rule.as_str()));
+        }
+        if let Some((start, end)) = o.span {
+            m.insert("span".into(), serde_json::json!([start, end]));
+        }
+        if let Some(r) = o.redacted.as_deref() {
+            m.insert(
+                "redacted".into(),
+                Value::from(String::from_utf8_lossy(r).into_owned()),
+            );
+        }
+    }
+    v
+}
+
+fn scan_deny(why: &str) -> Value {
+    serde_json::json!({"decision": "deny", "reason": why, "findings": []})
 }
 
 /// Whether a body is not JSON at all (answered 400, with the deny the

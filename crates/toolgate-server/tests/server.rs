@@ -677,3 +677,34 @@ fn a_reload_that_does_not_validate_keeps_the_last_good_artifact() {
         404
     );
 }
+
+/// `POST /v1/scan`: the built-in catalogue over the body, for the place the
+/// query names: a key in it is a deny naming the rule and the span, never
+/// the key; clean text is allowed; an unknown place or an oversized body is
+/// a deny.
+#[test]
+fn scan_finds_a_secret_by_its_span_and_never_echoes_it() {
+    let s = Scratch::new("scan");
+    let bytes = artifact(POLICY.as_bytes());
+    let server = serve(&s, &bytes, |c| c.max_body = 4096);
+    let key = "AKIAIOSFODNN7EXAMPLQ";
+    let body = format!("deploy with {key} now");
+    let (code, v) = post(&server.addr(), "/v1/scan?place=output", &body);
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["decision"], "deny", "{v}");
+    let f = &v["findings"][0];
+    assert_eq!(f["start"], 12, "{v}");
+    assert_eq!(f["end"], 12 + key.len(), "{v}");
+    assert!(v["rule"].as_str().unwrap().starts_with("secrets/"), "{v}");
+    assert!(
+        !v.to_string().contains(key),
+        "the answer echoes the key: {v}"
+    );
+    let (code, v) = post(&server.addr(), "/v1/scan", "nothing to see here");
+    assert_eq!((code, v["decision"].as_str()), (200, Some("allow")), "{v}");
+    assert_eq!(v["findings"], serde_json::json!([]));
+    let (code, v) = post(&server.addr(), "/v1/scan?place=elsewhere", "x");
+    assert_eq!((code, v["decision"].as_str()), (400, Some("deny")), "{v}");
+    let (code, v) = post(&server.addr(), "/v1/scan", &"a".repeat(8192));
+    assert_eq!((code, v["decision"].as_str()), (413, Some("deny")), "{v}");
+}
