@@ -72,6 +72,7 @@ pub mod kinds;
 pub mod open;
 pub mod policy;
 pub mod rubric;
+pub mod state;
 pub mod syntax;
 
 // The runtime's modules, at the paths they had before the runtime became a
