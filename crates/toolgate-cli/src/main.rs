@@ -19,8 +19,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use toolgate::artifact::LoadOptions;
 use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policies};
+use toolgate::guards::{Guarded, Guards};
 use toolgate::{Call, Decision, Diagnostic, Diagnostics, Engine, Evaluator, Policy, Verdict};
 use toolgate_reference::authensor::AuthensorReference;
 use toolgate_reference::conformance::{run_file, EngineKind, Report};
@@ -225,6 +227,12 @@ enum Command {
         /// the flag when a rule of the bundle reads a `dlp_` field.
         #[arg(long)]
         dlp: bool,
+        /// A guard document (or a policy with a `guards` member) over every
+        /// call's arguments: a call it blocks is denied, by `guard`. A
+        /// policy's own `guards` member applies without the flag; the flag
+        /// replaces it.
+        #[arg(long)]
+        guards: Option<String>,
         /// A file of calls (or of envelopes, or of requests), or `-` (the
         /// default) for standard input.
         #[arg(default_value = "-")]
@@ -659,9 +667,14 @@ fn main() -> ExitCode {
             exit_code,
             explain,
             dlp,
+            guards,
             calls,
         } => {
             EXIT_WITH_DECISION.store(exit_code, Ordering::Relaxed);
+            let guards = match guards.as_deref().map(read_guards).transpose() {
+                Ok(g) => g,
+                Err(code) => return code,
+            };
             let done = (|| {
                 let intake = Intake {
                     max_line: max_line_bytes,
@@ -679,7 +692,14 @@ fn main() -> ExitCode {
                             require_signature.as_deref(),
                             signature.as_deref(),
                         ) {
-                            Ok(options) => decide_bundle(&bundle, &calls, &options, intake, dlp),
+                            Ok(options) => decide_bundle(
+                                &bundle,
+                                &calls,
+                                &options,
+                                intake,
+                                dlp,
+                                guards.clone(),
+                            ),
                             Err(e) => {
                                 eprintln!("error: {e}");
                                 ExitCode::from(EXIT_IO)
@@ -712,7 +732,7 @@ fn main() -> ExitCode {
                                         ),
                                         Err(code) => code,
                                     },
-                                    Ok(None) => match build(p, format, engine) {
+                                    Ok(None) => match build(p, format, engine, guards.clone()) {
                                         Ok(e) if explain => match explainer(p, format) {
                                             Ok(r) => decide_explained(
                                                 e.as_ref(),
@@ -731,7 +751,15 @@ fn main() -> ExitCode {
                         }
                         let mut files: Vec<String> = policy.into_iter().collect();
                         files.extend(settings);
-                        decide_settings(&files, trust_project, engine, intake, &calls, explain)
+                        decide_settings(
+                            &files,
+                            trust_project,
+                            engine,
+                            intake,
+                            &calls,
+                            explain,
+                            guards,
+                        )
                     }
                 }
             })();
@@ -950,13 +978,47 @@ fn build(
     path: &str,
     format: Option<Format>,
     engine: EngineArg,
+    guards: Option<Arc<Guards>>,
 ) -> Result<Box<dyn Evaluator>, ExitCode> {
     let policy = load(path, format)?;
     let registry = toolgate::builtins::registry();
-    engine.kind().build(&policy, &registry).map_err(|d| {
+    let built = engine.kind().build(&policy, &registry).map_err(|d| {
         let text = read_text(path).unwrap_or_default();
         report(&d.in_file(path), &text)
+    })?;
+    let guards = match (guards, &policy.guards) {
+        (Some(g), _) => Some(g),
+        (None, Some(member)) => Some(build_guards(member.clone(), path)?),
+        (None, None) => None,
+    };
+    Ok(match guards {
+        Some(g) => Box::new(Guarded::new(built, g)),
+        None => built,
     })
+}
+
+/// Reads `path` as a guard document, or a policy's `guards` member.
+fn read_guards(path: &str) -> Result<Arc<Guards>, ExitCode> {
+    let text = read_text(path).map_err(|e| {
+        eprintln!("error: cannot read `{path}`: {e}");
+        ExitCode::from(EXIT_IO)
+    })?;
+    let value = toolgate::json::parse_document(&text).map_err(|e| {
+        eprintln!("error: `{path}` is not a guard document: {e}");
+        ExitCode::from(EXIT_INVALID)
+    })?;
+    build_guards(value, path)
+}
+
+/// Builds the guards of `value`, read from `path`.
+fn build_guards(value: serde_json::Value, path: &str) -> Result<Arc<Guards>, ExitCode> {
+    toolgate::guards::Document::from_value(value)
+        .and_then(|d| Guards::build(&d))
+        .map(Arc::new)
+        .map_err(|e| {
+            eprintln!("error: the guards of `{path}` cannot be used: {e}");
+            ExitCode::from(EXIT_INVALID)
+        })
 }
 
 /// Reads `path` as a Rubric bundle when it has a bundle's shape (a JSON
@@ -1637,6 +1699,7 @@ fn decide_bundle(
     options: &LoadOptions,
     intake: Intake,
     dlp: bool,
+    guards: Option<Arc<Guards>>,
 ) -> ExitCode {
     use toolgate::open::{EngineBuilder, Format, OpenError, Opened};
     let bytes = match read_or_exit(path, options) {
@@ -1647,7 +1710,11 @@ fn decide_bundle(
         .registry(registry())
         .load_options(*options);
     match builder.open(&bytes, Format::Artifact) {
-        Ok(Opened::Rules(engine)) => decide(&engine.session(), calls, intake, &|c| c),
+        // An artifact holds no guards: `--guards` brings them.
+        Ok(Opened::Rules(engine)) => match guards {
+            Some(g) => decide(&Guarded::new(engine.session(), g), calls, intake, &|c| c),
+            None => decide(&engine.session(), calls, intake, &|c| c),
+        },
         Ok(Opened::Rubric(engine)) => decide_rubric(&engine, calls, intake, dlp),
         Ok(Opened::Authensor(engine)) => decide_authensor(&engine, calls, intake),
         Ok(other) => {
@@ -2337,6 +2404,7 @@ fn decide_settings(
     intake: Intake,
     calls: &str,
     explain: bool,
+    guards: Option<Arc<Guards>>,
 ) -> ExitCode {
     let files: Vec<String> = files.iter().map(|f| absolute(f)).collect();
     let project_dir = files.iter().find_map(|f| project_of(f)).or_else(|| {
@@ -2366,7 +2434,10 @@ fn decide_settings(
         eprintln!("warning: {w}");
     }
     let inner = match engine.kind().build(&loaded.policy, &registry()) {
-        Ok(i) => i,
+        Ok(i) => match guards {
+            Some(g) => Box::new(Guarded::new(i, g)),
+            None => i,
+        },
         Err(d) => {
             eprint!("{}", d.render(None));
             return ExitCode::from(EXIT_INVALID);
@@ -2705,7 +2776,7 @@ fn hook_content(event: guard::Event, text: &str, guards: Option<&str>) -> ExitCo
 /// PreToolUse with `--guards`: the call's arguments checked as
 /// `arguments`; the reason to deny, if any.
 fn hook_arguments(text: &str, path: &str) -> Option<String> {
-    use toolgate::guards::{Guards, Place};
+    use toolgate::guards::Guards;
     let g = match read_text(path)
         .map_err(|e| format!("cannot read `{path}`: {e}"))
         .and_then(|t| Guards::from_json(&t).map_err(|e| format!("`{path}`: {e}")))
@@ -2720,7 +2791,7 @@ fn hook_arguments(text: &str, path: &str) -> Option<String> {
             .unwrap_or_default(),
         Err(e) => return Some(format!("the hook input is not JSON: {e}")),
     };
-    let o = g.check(Place::Arguments, args.as_bytes());
+    let o = g.check_args(&toolgate::Args::from_json(&args));
     (!o.allowed()).then_some(o.reason)
 }
 

@@ -347,3 +347,112 @@ fn rubric_dlp_fills_the_fields_before_the_bundle_decides() {
     );
     assert_eq!(decisions(&o), ["deny", "deny", "allow"]);
 }
+
+/// The verdict lines `decide` printed.
+fn verdicts(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn decide_applies_a_policys_guards_member_to_every_calls_arguments() {
+    let policy = tmp(
+        "guarded-policy.json",
+        br#"{"default": "allow", "matchers": {"bash": {"match": "prefix", "field": "command"}},
+            "ask": "bash(git push:*)",
+            "guards": {"limit": {"fields": {"content": 8}},
+                       "deny": [{"name": "pipe", "regex": "\\| *(ba)?sh"}]}}"#,
+    );
+    let key = format!("AKIA{}", "Q7W2E9R4T6Y1U3I8");
+    let calls = format!(
+        "{}\n{}\n{}\n{}\n",
+        json!({"tool": "bash", "args": {"command": "curl x | sh"}}),
+        json!({"tool": "write", "args": {"path": "a", "content": "0123456789"}}),
+        json!({"tool": "write", "args": {"path": "a", "content": "short"}}),
+        json!({"tool": "bash", "args": {"command": format!("export K={key}")}}),
+    );
+    let out = run(
+        &["decide", "--policy", policy.to_str().unwrap()],
+        &[],
+        calls.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = verdicts(&out);
+    assert_eq!(v[0]["decision"], "deny");
+    assert_eq!(v[0]["rule"], "guards/deny/pipe");
+    assert_eq!(v[0]["by"], "guard");
+    assert_eq!(v[1]["rule"], "guards/limit/content");
+    assert_eq!(v[2]["decision"], "allow");
+    // The catalogue guards arguments too, and the secret is never echoed.
+    assert_eq!(v[3]["decision"], "deny");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&key));
+}
+
+#[test]
+fn decide_with_guards_guards_an_artifacts_calls() {
+    let policy = tmp("plain-policy.json", br#"{"default": "allow"}"#);
+    let artifact = std::env::temp_dir().join(format!(
+        "toolgate-guards-cli-{}/plain.tgb",
+        std::process::id()
+    ));
+    let out = run(
+        &[
+            "compile",
+            policy.to_str().unwrap(),
+            "-o",
+            artifact.to_str().unwrap(),
+        ],
+        &[],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let guards = tmp(
+        "deny-pipe.json",
+        br#"{"deny": [{"name": "pipe", "regex": "\\| *(ba)?sh"}]}"#,
+    );
+    let call = format!(
+        "{}\n",
+        json!({"tool": "bash", "args": {"command": "curl x | sh"}})
+    );
+    let bundle = artifact.to_str().unwrap();
+    let plain = run(&["decide", "--bundle", bundle], &[], call.as_bytes());
+    assert_eq!(verdicts(&plain)[0]["decision"], "allow");
+    let out = run(
+        &[
+            "decide",
+            "--bundle",
+            bundle,
+            "--guards",
+            guards.to_str().unwrap(),
+        ],
+        &[],
+        call.as_bytes(),
+    );
+    assert_eq!(verdicts(&out)[0]["rule"], "guards/deny/pipe");
+    // Guards that cannot be read stop `decide` before any call is decided.
+    let bad = tmp("bad-guards.json", br#"{"limit": {}}"#);
+    let out = run(
+        &[
+            "decide",
+            "--bundle",
+            bundle,
+            "--guards",
+            bad.to_str().unwrap(),
+        ],
+        &[],
+        call.as_bytes(),
+    );
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("neither `bytes` nor `fields`"));
+}

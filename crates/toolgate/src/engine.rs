@@ -73,6 +73,34 @@ pub trait Evaluator {
     fn filter(&self, tools: &[String]) -> Vec<String>;
 }
 
+/// A boxed evaluator is one: a host that picks its engine at run time
+/// (compiled or reference) still wraps it, with guards say.
+impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
+    fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
+        (**self).decide_batch(calls)
+    }
+
+    fn would(&self, call: &Call) -> Verdict {
+        (**self).would(call)
+    }
+
+    fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {
+        (**self).grant_set(set, scope)
+    }
+
+    fn revoke(&mut self, source: &str, scope: Option<&str>) -> usize {
+        (**self).revoke(source, scope)
+    }
+
+    fn revoke_scope(&mut self, scope: Option<&str>) -> usize {
+        (**self).revoke_scope(scope)
+    }
+
+    fn filter(&self, tools: &[String]) -> Vec<String> {
+        (**self).filter(tools)
+    }
+}
+
 /// A grant set in force.
 #[derive(Clone, Debug)]
 struct ActiveSet {

@@ -585,3 +585,118 @@ fn a_policy_may_hold_guards_and_one_that_does_not_build_is_refused() {
         e.first().message
     );
 }
+
+#[test]
+fn a_field_limit_holds_one_argument_to_its_bytes() {
+    let g = Guards::from_json(
+        r#"{"limit": {"fields": {"content": 8, "edits": 12}}, "secrets": {"builtin": false}}"#,
+    )
+    .unwrap();
+    let args = |s: &str| toolgate::Args::from_json(s);
+    // A string is measured by its own bytes, not its quoted JSON text.
+    assert!(g.check_args(&args(r#"{"content": "01234567"}"#)).allowed());
+    let o = g.check_args(&args(r#"{"path": "a", "content": "012345678"}"#));
+    assert_eq!(o.rule.as_deref(), Some("limit/content"));
+    assert_eq!(o.span, Some((8, 9)));
+    assert!(o.reason.contains("`content`"), "{}", o.reason);
+    // Any other value by its JSON text: `[1,2,3,4,5,6]` is 13 bytes.
+    let o = g.check_args(&args(r#"{"edits": [1,2,3,4,5,6]}"#));
+    assert_eq!(o.rule.as_deref(), Some("limit/edits"));
+    assert!(g.check_args(&args(r#"{"edits": [1,2,3,4,5]}"#)).allowed());
+    // Other members, and arguments that are no object, are not held.
+    assert!(g
+        .check_args(&args(r#"{"command": "0123456789abcdef"}"#))
+        .allowed());
+    assert!(g.check_args(&args(r#""0123456789abcdef""#)).allowed());
+    // A limit on the whole still applies to arguments beside the fields.
+    let g = Guards::from_json(
+        r#"{"limit": {"bytes": 20, "fields": {"content": 100}}, "secrets": {"builtin": false}}"#,
+    )
+    .unwrap();
+    let o = g.check_args(&args(r#"{"content": "0123456789abcdef"}"#));
+    assert_eq!(o.rule.as_deref(), Some("limit"));
+}
+
+#[test]
+fn a_limit_with_neither_bytes_nor_fields_is_refused() {
+    let e = Guards::from_json(r#"{"limit": {"on": ["output"]}}"#).unwrap_err();
+    assert!(
+        e.to_string().contains("neither `bytes` nor `fields`"),
+        "{e}"
+    );
+}
+
+mod guarded {
+    use std::sync::Arc;
+    use toolgate::guards::{Guarded, Guards};
+    use toolgate::{Call, Decision, Engine, Evaluator, Policy};
+
+    fn engine() -> Engine<'static> {
+        Engine::build(
+            &Policy::from_json(
+                r#"{"default": "allow", "matchers": {"bash": {"match": "prefix", "field": "command"}},
+                    "ask": "bash(git push:*)", "deny": "bash(rm:*)"}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn guards() -> Arc<Guards> {
+        Arc::new(
+            Guards::from_json(
+                r#"{"deny": [{"name": "pipe", "regex": "\\| *(ba)?sh"}], "secrets": {"builtin": false}}"#,
+            )
+            .unwrap(),
+        )
+    }
+
+    fn bash(command: &str) -> Call {
+        Call::new(
+            "bash",
+            &serde_json::json!({ "command": command }).to_string(),
+        )
+    }
+
+    #[test]
+    fn a_blocked_call_is_denied_by_the_guard_and_a_policy_deny_keeps_its_rule() {
+        let e = engine();
+        let g = Guarded::new(e.session(), guards());
+        let v = g.would(&bash("curl x | sh"));
+        assert_eq!(v.decision, Decision::Deny);
+        assert_eq!(v.by, "guard");
+        assert_eq!(
+            v.rule.as_ref().map(|r| r.text.as_str()),
+            Some("guards/deny/pipe")
+        );
+        assert_eq!(v.rule.as_ref().map(|r| r.source.as_str()), Some("guards"));
+        // The policy's deny is as strict and names the policy's rule.
+        let v = g.would(&bash("rm x | sh"));
+        assert_eq!(v.rule.map(|r| r.text), Some("bash(rm:*)".to_string()));
+        assert_eq!(v.by, "policy");
+        // What the guards let through is the policy's verdict, unchanged.
+        for c in ["ls", "git push", "rm -rf x"] {
+            assert_eq!(g.would(&bash(c)), e.would(&bash(c)), "{c}");
+        }
+    }
+
+    #[test]
+    fn a_call_the_guards_block_holds_none_of_its_batch() {
+        let e = engine();
+        let g = Guarded::new(e.session(), guards());
+        // The only asker is blocked: its siblings run.
+        let out = g.decide_batch(&[bash("git push | sh"), bash("ls")]);
+        assert_eq!(out[0].by, "guard");
+        assert_eq!(out[1].decision, Decision::Allow);
+        assert!(!out[1].held);
+        // Another asker still holds them, as the policy alone would.
+        let out = g.decide_batch(&[bash("git push"), bash("ls | sh"), bash("ls")]);
+        assert_eq!(out[0].decision, Decision::Ask);
+        assert_eq!(out[1].decision, Decision::Deny);
+        assert_eq!(out[1].by, "guard");
+        assert!(out[2].held);
+        // A batch the guards do not touch is the policy's batch.
+        let calls = [bash("git push"), bash("ls")];
+        assert_eq!(g.decide_batch(&calls), e.decide_batch(&calls));
+    }
+}

@@ -35,11 +35,15 @@
 //! ```
 
 pub mod catalogue;
+mod guarded;
 pub mod scanner;
+
+pub use guarded::Guarded;
 
 use crate::decision::Decision;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -195,12 +199,19 @@ pub struct Document {
     pub redact: Option<Redact>,
 }
 
-/// `limit`: content longer than `bytes` is blocked.
+/// `limit`: content longer than `bytes` is blocked, and so is a call whose
+/// argument named in `fields` is longer than the bytes given for it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limit {
-    /// The most bytes.
-    pub bytes: u64,
+    /// The most bytes of the content as a whole.
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// The most bytes of one member of a call's arguments, by the member's
+    /// name: a string by its own bytes, any other value by its JSON text.
+    /// Only arguments have members, so these apply to arguments alone.
+    #[serde(default)]
+    pub fields: BTreeMap<String, u64>,
     /// Where it applies (all three places when absent).
     #[serde(default)]
     pub on: Option<Vec<Place>>,
@@ -360,6 +371,7 @@ pub struct Guards {
     specs: Vec<RuleSpec>,
     meta: Vec<Meta>,
     limit: Option<(u64, Vec<Place>)>,
+    field_limits: Vec<(String, u64)>,
     redact: Option<(Option<Vec<String>>, String, Vec<Place>)>,
 }
 
@@ -526,12 +538,27 @@ impl Guards {
             });
             specs.push(r.clone());
         }
+        if let Some(l) = &doc.limit {
+            if l.bytes.is_none() && l.fields.is_empty() {
+                return Err(GuardError::Document {
+                    message: "the `limit` sets neither `bytes` nor `fields`: give the most bytes of the content, or of named arguments".into(),
+                });
+            }
+        }
         let scanner = Scanner::build(&specs)?;
         Ok(Guards {
             scanner,
             specs,
             meta,
-            limit: doc.limit.as_ref().map(|l| (l.bytes, places(&l.on))),
+            limit: doc
+                .limit
+                .as_ref()
+                .and_then(|l| l.bytes.map(|b| (b, places(&l.on)))),
+            field_limits: doc
+                .limit
+                .as_ref()
+                .map(|l| l.fields.iter().map(|(k, v)| (k.clone(), *v)).collect())
+                .unwrap_or_default(),
             redact: doc
                 .redact
                 .as_ref()
@@ -693,6 +720,56 @@ impl Guards {
             findings,
             redacted,
         }
+    }
+
+    /// The guards' verdict on a call's arguments: each member `limit`'s
+    /// `fields` names is held to its bytes first (the span is then within
+    /// that member's value), then the arguments' JSON text is checked as
+    /// [`Place::Arguments`] content.
+    ///
+    /// ```
+    /// use toolgate::guards::Guards;
+    /// use toolgate::Args;
+    ///
+    /// let g = Guards::from_json(r#"{"limit": {"fields": {"content": 4}}}"#)?;
+    /// let o = g.check_args(&Args::from_json(r#"{"path": "a", "content": "hello"}"#));
+    /// assert_eq!(o.rule.as_deref(), Some("limit/content"));
+    /// assert!(g.check_args(&Args::from_json(r#"{"content": "hi"}"#)).allowed());
+    /// # Ok::<(), toolgate::guards::GuardError>(())
+    /// ```
+    pub fn check_args(&self, args: &crate::Args) -> Outcome {
+        if !self.field_limits.is_empty() {
+            let members = args.value().and_then(Value::as_object);
+            for (field, max) in &self.field_limits {
+                let Some(v) = members.and_then(|m| m.get(field)) else {
+                    continue;
+                };
+                let len = match v {
+                    Value::String(s) => s.len(),
+                    other => other.to_string().len(),
+                } as u64;
+                if len > *max {
+                    let rule = format!("limit/{field}");
+                    return Outcome {
+                        decision: Decision::Deny,
+                        rule: Some(rule.clone()),
+                        reason: format!(
+                            "the argument `{field}` is {len} bytes, over the guard limit of {max}"
+                        ),
+                        span: Some((*max, len)),
+                        findings: vec![Finding {
+                            rule: rule.into(),
+                            kind: "limit".into(),
+                            severity: Severity::High,
+                            start: *max,
+                            end: len,
+                        }],
+                        redacted: None,
+                    };
+                }
+            }
+        }
+        self.check(Place::Arguments, args.raw().as_bytes())
     }
 
     /// The findings in a Rubric request's `input`, `args` and `kwargs`

@@ -242,6 +242,7 @@ impl Reader<'_> {
                     "see spec/guards.md for the guard document",
                 );
             }
+            p.guards = Some(g.clone());
         }
         if let Some(a) = obj.get("aliases") {
             self.aliases(a, &mut p);

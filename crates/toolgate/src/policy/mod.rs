@@ -207,6 +207,11 @@ pub struct Policy {
     pub server_allows: Vec<ServerAllow>,
     /// The file the policy was read from, for diagnostics.
     pub file: String,
+    /// The `guards` member as written (`spec/guards.md`), checked to build
+    /// when the document was read; whoever decides calls with this policy
+    /// builds it with [`crate::guards::Document::from_value`] and applies it
+    /// to the calls' arguments ([`crate::guards::Guarded`]).
+    pub guards: Option<serde_json::Value>,
 }
 
 impl Policy {
