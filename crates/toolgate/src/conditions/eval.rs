@@ -29,7 +29,6 @@ use crate::runtime::program::{Program, View, NONE};
 use regex_automata::hybrid::LazyStateID;
 use serde_json::Value;
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 /// What a condition program decides for a request.
@@ -666,8 +665,8 @@ struct Scratch {
     hits: Vec<u32>,
     text: String,
     /// The match states a search has reported.
-    visited: HashSet<u32>,
-    lazy: HashSet<LazyStateID>,
+    visited: scan::StateSet<u32>,
+    lazy: scan::StateSet<LazyStateID>,
 }
 
 /// The most predicates a scratch grows to; tables claiming more are

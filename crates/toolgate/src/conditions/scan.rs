@@ -36,8 +36,68 @@ use regex_automata::hybrid::LazyStateID;
 use regex_automata::util::pool::Pool;
 use regex_automata::Input;
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
+
+/// The match states a search has reported. PERF: one insert per match
+/// state entered; SipHash cost a third of a dense Rubric decision. A search
+/// reports few distinct states, so they are compared in a short list first;
+/// past it, a set hashed by multiplication (a state id is a number the
+/// automaton chose, and a text enters at most one state per byte, which
+/// bounds the set whatever the ids).
+#[derive(Debug, Default)]
+pub(crate) struct StateSet<T> {
+    few: Vec<T>,
+    many: HashSet<T, BuildHasherDefault<StateHasher>>,
+}
+
+/// States kept in the short list before the set takes over.
+const FEW_STATES: usize = 16;
+
+impl<T: Copy + Eq + std::hash::Hash> StateSet<T> {
+    fn clear(&mut self) {
+        self.few.clear();
+        self.many.clear();
+    }
+
+    /// Whether `x` is new (and now kept).
+    fn insert(&mut self, x: T) -> bool {
+        if self.few.contains(&x) {
+            return false;
+        }
+        if self.few.len() < FEW_STATES {
+            self.few.push(x);
+            return true;
+        }
+        self.many.insert(x)
+    }
+}
+
+/// Fibonacci hashing of the state id's words.
+#[derive(Default)]
+pub(crate) struct StateHasher(u64);
+
+impl Hasher for StateHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u32(n as u32);
+        self.write_u32((n as u64 >> 32) as u32);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// Patterns per lazy DFA before any split: a search runs every chunk over
 /// the value, so fewer, larger chunks are faster, while a chunk's states
@@ -128,8 +188,8 @@ impl FieldScan {
     pub(crate) fn run(
         &self,
         text: &str,
-        visited: &mut HashSet<u32>,
-        lazy: &mut HashSet<LazyStateID>,
+        visited: &mut StateSet<u32>,
+        lazy: &mut StateSet<LazyStateID>,
         sink: &mut impl Sink,
     ) {
         if let Some((nfa, preds)) = &self.needles {
@@ -191,10 +251,11 @@ fn run_needles(
     nfa: &contiguous::NFA,
     preds: &[u32],
     text: &[u8],
-    visited: &mut HashSet<u32>,
+    visited: &mut StateSet<u32>,
     sink: &mut impl Sink,
 ) {
     visited.clear();
+    let mut last = None;
     let Ok(mut sid) = nfa.start_state(Anchored::No) else {
         sink.spend(u64::MAX);
         return;
@@ -205,8 +266,14 @@ fn run_needles(
             if nfa.is_dead(sid) {
                 return;
             }
+            // A run of bytes that stays in one match state is common; the
+            // set is asked only when the state changes.
             if nfa.is_match(sid)
-                && visited.insert(sid.as_u32())
+                && Some(sid) != last
+                && {
+                    last = Some(sid);
+                    visited.insert(sid.as_u32())
+                }
                 && !report(
                     nfa.match_len(sid),
                     |i| nfa.match_pattern(sid, i).as_usize(),
@@ -225,20 +292,21 @@ fn run_lazy(
     cache: &mut Cache,
     preds: &[u32],
     text: &str,
-    visited: &mut HashSet<LazyStateID>,
+    visited: &mut StateSet<LazyStateID>,
     sink: &mut impl Sink,
 ) {
     visited.clear();
     // State ids name other states once the cache is cleared: the reported
     // set starts again then.
     let mut clears = cache.clear_count();
+    let mut last: Option<LazyStateID> = None;
     let Ok(mut sid) = dfa.start_state_forward(cache, &Input::new(text)) else {
         sink.spend(u64::MAX);
         return;
     };
     let at_match = |sid: LazyStateID,
                     cache: &Cache,
-                    visited: &mut HashSet<LazyStateID>,
+                    visited: &mut StateSet<LazyStateID>,
                     clears: &mut usize,
                     sink: &mut _| {
         if cache.clear_count() != *clears {
@@ -268,8 +336,13 @@ fn run_lazy(
                 // empty-width match can end inside one, and RE2 tests
                 // assertions at character boundaries only: `\B` does not
                 // hold between the two bytes of `é`.
-                if b & 0xC0 != 0x80 && !at_match(sid, cache, visited, &mut clears, sink) {
-                    return;
+                // The set is asked only when the match state changes (or
+                // the cache was cleared, which renames states).
+                if b & 0xC0 != 0x80 && (Some(sid) != last || cache.clear_count() != clears) {
+                    last = Some(sid);
+                    if !at_match(sid, cache, visited, &mut clears, sink) {
+                        return;
+                    }
                 }
             } else if sid.is_dead() {
                 return;
@@ -287,5 +360,23 @@ fn run_lazy(
         Err(_) => {
             sink.spend(u64::MAX);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_is_new_once_in_the_short_list_and_past_it() {
+        let mut s = StateSet::default();
+        for round in 0..2 {
+            for x in 0..100u32 {
+                assert_eq!(s.insert(x * 7), round == 0, "{x}");
+            }
+        }
+        s.clear();
+        assert!(s.insert(7));
+        assert!(s.insert(699));
     }
 }
