@@ -3,7 +3,12 @@
 //! benchmark itself spends most of a profile building its workloads.
 //!
 //! `cargo run --release -p toolgate-testing --example rubric_profile -- dense 20000`
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    missing_docs
+)]
 
 use serde_json::Value;
 use std::hint::black_box;
