@@ -44,31 +44,14 @@ pub(crate) struct Intake {
 }
 
 /// What `?explain=true` adds to a rule-list verdict, from the compiled
-/// tables: the rules of the call's tool that match it before precedence
-/// and carve-outs (`matched`, in list order), the rule that decided (or
-/// the default), and the allow rules withheld from untrusted sources. It is
-/// less than `toolgate explain` says (no subjects, no skipped rules), which
-/// walks the policy document with the reference evaluator.
+/// tables ([`toolgate::consulted`]): every rule of the call's tool with
+/// what became of it (`consulted`), those that matched, those that did not
+/// decide and why (`skipped`), the rule that decided (or the default), the
+/// allow rules withheld from untrusted sources, and why the fold ended
+/// where it did. `toolgate explain` says more (each subject of a split
+/// command), walking the policy document with the reference evaluator.
 fn explanation(e: &toolgate::Engine<'_>, call: &Call, v: &Verdict) -> Value {
-    let rule = |r: &toolgate::RuleRef| {
-        let mut m = serde_json::Map::new();
-        m.insert("rule".into(), Value::String(r.text.clone()));
-        if !r.source.is_empty() {
-            m.insert("source".into(), Value::String(r.source.clone()));
-        }
-        Value::Object(m)
-    };
-    let matched: Vec<Value> = e
-        .matching_rules_in(&call.tool, &call.args, call.cwd.as_deref())
-        .iter()
-        .map(rule)
-        .collect();
-    let withheld: Vec<Value> = e.withheld().iter().map(rule).collect();
-    let decided_by = match &v.rule {
-        Some(r) => rule(r),
-        None => Value::String("the default (no rule fired)".into()),
-    };
-    serde_json::json!({"matched": matched, "decided_by": decided_by, "withheld": withheld})
+    e.consulted(call, v).to_json(v)
 }
 
 fn explained(e: &toolgate::Engine<'_>, call: &Call, v: &Verdict, explain: bool) -> Value {

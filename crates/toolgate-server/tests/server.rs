@@ -196,6 +196,24 @@ fn explain_names_the_matching_rules_and_the_deciding_one() {
     assert_eq!(code, 200);
     assert_eq!(v["explain"]["decided_by"]["rule"], "bash(rm:*)");
     assert_eq!(v["explain"]["matched"][0]["rule"], "bash(rm:*)");
+    // Every rule of the tool is consulted; the one that did not decide is
+    // skipped with why, and the fold says which list ended it.
+    let consulted: Vec<&str> = v["explain"]["consulted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(consulted, ["bash(rm:*)", "bash(ls:*)"]);
+    assert_eq!(v["explain"]["skipped"][0]["rule"], "bash(ls:*)");
+    assert!(v["explain"]["skipped"][0]["why"]
+        .as_str()
+        .unwrap()
+        .starts_with("no match"));
+    assert!(v["explain"]["fold"]
+        .as_str()
+        .unwrap()
+        .starts_with("the deny list decided with `bash(rm:*)`"));
     let (_, v) = post(
         &server.addr(),
         "/v1/decide?explain=true",

@@ -400,6 +400,21 @@ impl<'a> Engine<'a> {
 
     /// [`Engine::matching_rules`] for a call running in `cwd`.
     pub fn matching_rules_in(&self, tool: &str, args: &Args, cwd: Option<&str>) -> Vec<RuleRef> {
+        self.matching_ids_in(tool, args, cwd, false)
+            .into_iter()
+            .map(|id| rule_ref(&self.program, id))
+            .collect()
+    }
+
+    /// The ids of [`Engine::matching_rules_in`]'s rules, ascending; with
+    /// `carves`, the carve-outs that match too.
+    pub(crate) fn matching_ids_in(
+        &self,
+        tool: &str,
+        args: &Args,
+        cwd: Option<&str>,
+        carves: bool,
+    ) -> Vec<u32> {
         let context = crate::registry::CallContext { cwd };
         let p = &self.program;
         let mut ids = Vec::new();
@@ -426,6 +441,12 @@ impl<'a> Engine<'a> {
                             .is_some_and(|k| k.matches(spec, value))
                     };
                     p.walk(fm, t, v, &mut Collect(&mut ids), &kinds);
+                    if carves {
+                        let cm = p
+                            .w(p.tool_at(t)
+                                .wrapping_add(crate::runtime::program::T_CARVE_FM));
+                        p.walk(cm, t, v, &mut Collect(&mut ids), &kinds);
+                    }
                 }
             }
             None => {
@@ -441,7 +462,7 @@ impl<'a> Engine<'a> {
             p.rule(id).flags & crate::runtime::program::F_SERVER == 0
                 || crate::glob::server_bounded(p.rule_tool(id), tool)
         });
-        ids.into_iter().map(|id| rule_ref(p, id)).collect()
+        ids
     }
 
     /// The sources the policy was merged from, highest rank first, then the
@@ -1115,7 +1136,7 @@ fn reached_by_carve(comps: &[Component<'_, '_>], p: &Program<'_>, id: u32) -> bo
     })
 }
 
-fn rule_ref(p: &Program<'_>, id: u32) -> RuleRef {
+pub(crate) fn rule_ref(p: &Program<'_>, id: u32) -> RuleRef {
     let s = p.rule(id).source;
     RuleRef {
         text: p.rule_text(id).to_string(),

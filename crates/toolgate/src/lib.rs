@@ -63,6 +63,7 @@ pub mod check;
 pub mod claude;
 pub mod compile;
 pub mod conditions;
+pub mod consulted;
 pub mod diag;
 pub mod engine;
 pub mod format;
