@@ -77,6 +77,16 @@ pub(crate) fn watch(
     let dir = path
         .parent()
         .map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf());
+    // A file reached through a symbolic link is replaced by swapping a link
+    // anywhere on the way (a Kubernetes volume swaps `..data` beside the
+    // file, not the file), so every change in its directory is a reason to
+    // read it again, and so is a change beside the file the links end at. A
+    // read that finds the revision served swaps nothing.
+    let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+    let target_dir = linked
+        .then(|| std::fs::canonicalize(&path).ok())
+        .flatten()
+        .and_then(|t| t.parent().map(std::path::Path::to_path_buf));
     // One pending event is enough: any number of events before the quiet
     // period ends make one reload.
     let (tx, mut rx) = mpsc::channel::<()>(1);
@@ -85,7 +95,7 @@ pub(crate) fn watch(
         if e.kind.is_access() {
             return;
         }
-        if e.paths.iter().any(|p| p.file_name() == name.as_deref()) {
+        if linked || e.paths.iter().any(|p| p.file_name() == name.as_deref()) {
             let _ = tx.try_send(());
         }
     })
@@ -93,12 +103,14 @@ pub(crate) fn watch(
         path: dir.display().to_string(),
         why: format!("cannot watch it: {e}"),
     })?;
-    watcher
-        .watch(&dir, RecursiveMode::NonRecursive)
-        .map_err(|e| ServeError::Read {
-            path: dir.display().to_string(),
-            why: format!("cannot watch it: {e}"),
-        })?;
+    for d in std::iter::once(&dir).chain(target_dir.iter().filter(|t| **t != dir)) {
+        watcher
+            .watch(d, RecursiveMode::NonRecursive)
+            .map_err(|e| ServeError::Read {
+                path: d.display().to_string(),
+                why: format!("cannot watch it: {e}"),
+            })?;
+    }
     tokio::spawn(async move {
         loop {
             tokio::select! {

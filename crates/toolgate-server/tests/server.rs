@@ -663,6 +663,35 @@ fn reload_under_load_drops_nothing_and_refuses_bad_files() {
     assert_eq!(st["generation"], 2);
 }
 
+/// The artifact behind a chain of symbolic links, swapped as a Kubernetes
+/// volume swaps it: a new directory, then `..data` renamed over to point at
+/// it. The file's own name sees no event; the watcher still reloads.
+#[test]
+fn a_symbolic_link_swapped_beside_the_artifact_is_followed() {
+    let s = Scratch::new("symlink-swap");
+    let a = artifact(POLICY.as_bytes());
+    let b = artifact(POLICY_B.as_bytes());
+    for (dir, bytes) in [("..v1", &a), ("..v2", &b)] {
+        std::fs::create_dir_all(s.path(dir)).unwrap();
+        std::fs::write(s.path(dir).join("bundle.tgb"), bytes).unwrap();
+    }
+    std::os::unix::fs::symlink("..v1", s.path("..data")).unwrap();
+    std::os::unix::fs::symlink("..data/bundle.tgb", s.path("bundle.tgb")).unwrap();
+    let mut c = Config::new(Source::Bundle(s.path("bundle.tgb")));
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.debounce = Duration::from_millis(50);
+    let server = Server::start(c);
+    assert_eq!(status(&server.addr())["revision"], revision(&a));
+    std::os::unix::fs::symlink("..v2", s.path("..data_tmp")).unwrap();
+    std::fs::rename(s.path("..data_tmp"), s.path("..data")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while status(&server.addr())["revision"] != revision(&b).as_str() {
+        assert!(Instant::now() < deadline, "the swap was not followed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(status(&server.addr())["reloads"], 1);
+}
+
 #[test]
 fn a_reload_that_does_not_validate_keeps_the_last_good_artifact() {
     let s = Scratch::new("admin-reload");
