@@ -645,3 +645,91 @@ fn sighup_reloads_and_a_public_address_needs_a_token() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--token-file"), "{err}");
 }
+
+/// Settings served as a document answer a hook payload under its
+/// `permission_mode`, as the command hook given the same settings does:
+/// plan mode denies an edit the default mode asks about, and
+/// `bypassPermissions` allows what no rule names.
+#[test]
+fn the_http_hook_lowers_served_settings_under_the_payloads_mode() {
+    let s = Scratch::new("hook-modes");
+    std::fs::create_dir_all(s.path("repo/.claude")).unwrap();
+    std::fs::create_dir_all(s.path("repo/src")).unwrap();
+    let settings = s.path("repo/.claude/settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"permissions": {"allow": ["Bash(make *)"], "deny": ["Bash(rm *)"], "ask": ["Bash(git push *)"]}}"#,
+    )
+    .unwrap();
+    let settings = settings.to_str().unwrap();
+    let served = Served::start(
+        &s,
+        &[
+            "--policy",
+            settings,
+            "--listen",
+            "127.0.0.1:0",
+            "--no-watch",
+        ],
+    );
+    let with_mode = |mode: &str, tool: &str, input: Value| {
+        let mut v: Value = serde_json::from_str(&payload(&s, tool, input)).unwrap();
+        v["permission_mode"] = Value::String(mode.into());
+        v.to_string()
+    };
+    let edit = serde_json::json!({"file_path": s.path("repo/src/a.rs"), "old_string": "a", "new_string": "b"});
+    let mut decisions = Vec::new();
+    for mode in [
+        "default",
+        "plan",
+        "acceptEdits",
+        "bypassPermissions",
+        "dontAsk",
+        "nonsense",
+    ] {
+        for (tool, input) in [
+            ("Edit", edit.clone()),
+            ("Bash", serde_json::json!({"command": "cargo build"})),
+            ("Bash", serde_json::json!({"command": "rm -rf build"})),
+        ] {
+            let p = with_mode(mode, tool, input);
+            let (_, want) = run(&s, &["hook", "claude-code", "--settings", settings], &p);
+            let (status, http) = client::post(
+                &served.listening[0],
+                "/v1/hooks/claude-code",
+                p.as_bytes(),
+                None,
+                T,
+            )
+            .unwrap();
+            assert_eq!(status, 200);
+            let http = String::from_utf8(http).unwrap();
+            let decision = |a: &str| {
+                let v: Value = serde_json::from_str(a).unwrap();
+                v["hookSpecificOutput"]["permissionDecision"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            };
+            assert_eq!(
+                decision(&http),
+                decision(&want),
+                "{mode} {tool}: {http} vs {want}"
+            );
+            decisions.push((mode, tool, decision(&http)));
+        }
+    }
+    // The modes change answers: were they ignored, every mode would answer
+    // as the default does.
+    let of = |mode: &str| -> Vec<String> {
+        decisions
+            .iter()
+            .filter(|(m, _, _)| *m == mode)
+            .map(|(_, _, d)| d.clone())
+            .collect()
+    };
+    assert_ne!(of("default"), of("bypassPermissions"), "{decisions:?}");
+    assert_ne!(of("default"), of("plan"), "{decisions:?}");
+    // A mode Claude Code does not have is read as the default, by both.
+    assert_eq!(of("nonsense"), of("default"), "{decisions:?}");
+}

@@ -34,6 +34,29 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
     if call.cwd.is_none() {
         call.cwd = project;
     }
+    // Settings served as a document are lowered under the payload's mode,
+    // as the command hook lowers them; an artifact was lowered when it was
+    // compiled, and answers as `hook --bundle` does.
+    // A mode Claude Code does not have reads as the default, as the command
+    // hook reads it; only the five real modes reach the cache.
+    let mode = payload
+        .mode
+        .as_deref()
+        .and_then(toolgate::claude::Mode::parse)
+        .map(|(m, _)| m)
+        .filter(|m| *m != toolgate::claude::Mode::Default);
+    if let (Some(mode), Some(modes)) = (mode, &loaded.modes) {
+        return match modes.engine(mode) {
+            Ok(e) => {
+                if let Some(why) = wrong_host(e.program(), &call.tool) {
+                    return answer_line(Decision::Deny, &why);
+                }
+                let (d, reason) = hook_verdict(&|c| e.would(c), &call, &resolve_link);
+                answer_line(d, &reason)
+            }
+            Err(why) => answer_line(Decision::Deny, &why),
+        };
+    }
     match &loaded.decider {
         Decider::Rules(e) | Decider::ClaudeCode(e, _) => {
             if let Some(why) = wrong_host(e.program(), &call.tool) {

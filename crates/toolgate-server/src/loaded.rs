@@ -59,6 +59,60 @@ pub struct Loaded {
     pub loaded_at: u64,
     /// How many rules it holds, where the kind counts them.
     pub rules: Option<u64>,
+    /// Claude Code settings read as a document: what it takes to lower them
+    /// again under the permission mode a hook payload names.
+    pub(crate) modes: Option<Modes>,
+}
+
+/// Claude Code settings served from their document, and the engines built
+/// from them under each permission mode a hook payload named. Claude Code
+/// approves calls on its own differently in each mode, and the command hook
+/// given `--settings` lowers the settings under the payload's mode; so
+/// does the service. Only Claude Code's own modes are built (a mode it
+/// does not have reads as the default), so the cache holds at most four.
+pub(crate) struct Modes {
+    bytes: Vec<u8>,
+    path: PathBuf,
+    options: LoadOptions,
+    built: std::sync::Mutex<Vec<(&'static str, std::sync::Arc<Engine<'static>>)>>,
+}
+
+impl Modes {
+    /// The engine for `mode`, built the first time it is named.
+    ///
+    /// # Errors
+    ///
+    /// The settings do not lower under `mode`: the reason, for a deny.
+    pub(crate) fn engine(
+        &self,
+        mode: toolgate::claude::Mode,
+    ) -> Result<std::sync::Arc<Engine<'static>>, String> {
+        let mode = mode.name();
+        let mut built = self
+            .built
+            .lock()
+            .map_err(|_| "a builder of the mode's engine panicked".to_string())?;
+        if let Some((_, e)) = built.iter().find(|(m, _)| *m == mode) {
+            return Ok(e.clone());
+        }
+        let mut env = claude_environment(&self.path);
+        env.mode = Some(mode.to_string());
+        let builder = EngineBuilder::new()
+            .registry(registry())
+            .load_options(self.options)
+            .claude_environment(env);
+        let engine = match builder.open(&self.bytes, Format::Detect) {
+            Ok(Opened::ClaudeCode(e)) => std::sync::Arc::new(e.into_owned()),
+            Ok(other) => return Err(format!("{other:?} is not Claude Code settings")),
+            Err(e) => {
+                return Err(format!(
+                    "the Claude Code settings cannot be used in permission mode `{mode}`: {e}"
+                ))
+            }
+        };
+        built.push((mode, engine.clone()));
+        Ok(engine)
+    }
 }
 
 impl Loaded {
@@ -130,12 +184,19 @@ impl Loaded {
         let loaded_at = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
+        let modes = matches!(decider, Decider::ClaudeCode(..)).then(|| Modes {
+            bytes: bytes.to_vec(),
+            path: source.path().to_path_buf(),
+            options: *options,
+            built: std::sync::Mutex::new(Vec::new()),
+        });
         Ok(Loaded {
             decider,
             revision,
             kind,
             loaded_at,
             rules,
+            modes,
         })
     }
 
