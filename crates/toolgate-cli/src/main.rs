@@ -1363,29 +1363,8 @@ fn write_whole(path: &str, bytes: &[u8]) -> std::io::Result<()> {
 /// verdicts) or kills the process (`SIGBUS`), where a copy in memory is
 /// validated once and cannot change.
 fn read_artifact(path: &str, options: &LoadOptions) -> Result<Vec<u8>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open `{path}`: {e}"))?;
-    let max = options.limit();
-    if let Ok(meta) = file.metadata() {
-        if meta.len() > max as u64 {
-            return Err(format!(
-                "`{path}` is not a usable artifact: {}",
-                toolgate::artifact::too_large(meta.len(), max)
-            ));
-        }
-    }
-    // The file may grow between the length check and the read: read at most
-    // one byte past the cap, and refuse what reached it.
-    let mut bytes = Vec::new();
-    file.take(max as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read `{path}`: {e}"))?;
-    if bytes.len() > max {
-        return Err(format!(
-            "`{path}` is not a usable artifact: {}",
-            toolgate::artifact::too_large(bytes.len() as u64, max)
-        ));
-    }
-    Ok(bytes)
+    toolgate::artifact::read_file(std::path::Path::new(path), options.limit())
+        .map_err(|e| e.to_string())
 }
 
 /// [`read_artifact`] for a command: the error printed, the exit code for it.
@@ -2249,13 +2228,7 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
 /// The built-in registry with the `path` and `path-reach` kinds told the home
 /// directory.
 fn registry() -> toolgate::Registry {
-    let mut r = toolgate::builtins::registry();
-    if let Some(h) = home() {
-        for k in toolgate::kinds::path_kinds(Some(&h)) {
-            r.add_kind(k);
-        }
-    }
-    r
+    toolgate::builtins::registry_at_home(home().as_deref())
 }
 
 /// Whether a policy file is a Claude Code settings file: a JSON object with

@@ -3,7 +3,6 @@
 //! reports about it.
 
 use crate::ServeError;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use toolgate::artifact::LoadOptions;
@@ -216,22 +215,16 @@ impl Loaded {
 /// Reads a file whole, refusing it past `max` bytes (read at most one byte
 /// past the cap, since the file may grow while it is read).
 pub(crate) fn read_bounded(path: &Path, max: usize) -> Result<Vec<u8>, ServeError> {
-    let read = |e: std::io::Error| ServeError::Read {
-        path: path.display().to_string(),
-        why: e.to_string(),
-    };
-    let file = std::fs::File::open(path).map_err(read)?;
-    let mut bytes = Vec::new();
-    file.take(max as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read)?;
-    if bytes.len() > max {
-        return Err(ServeError::Artifact {
-            path: path.display().to_string(),
-            why: toolgate::artifact::too_large(bytes.len() as u64, max).to_string(),
-        });
-    }
-    Ok(bytes)
+    toolgate::artifact::read_file(path, max).map_err(|e| match e {
+        toolgate::artifact::ReadError::Io { path, source } => ServeError::Read {
+            path,
+            why: source.to_string(),
+        },
+        toolgate::artifact::ReadError::TooLarge { path, error } => ServeError::Artifact {
+            path,
+            why: error.to_string(),
+        },
+    })
 }
 
 /// FNV-1a, for the revision of a document that compiles to no artifact.
@@ -249,13 +242,7 @@ pub(crate) fn home() -> Option<String> {
 /// The built-in kinds, and the path kinds with `~` read as the user's home,
 /// as the command line resolves artifacts and policies.
 pub fn registry() -> toolgate::Registry {
-    let mut r = toolgate::builtins::registry();
-    if let Some(h) = home() {
-        for k in toolgate::kinds::path_kinds(Some(&h)) {
-            r.add_kind(k);
-        }
-    }
-    r
+    toolgate::builtins::registry_at_home(home().as_deref())
 }
 
 /// The directory holding the `.claude` directory a settings file is in,

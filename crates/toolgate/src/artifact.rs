@@ -264,6 +264,73 @@ pub fn too_large(len: u64, max: usize) -> LoadError {
     ))
 }
 
+/// Why [`read_file`] refused a file.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The file cannot be opened or read.
+    Io {
+        /// The path as given.
+        path: String,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The file is longer than the cap.
+    TooLarge {
+        /// The path as given.
+        path: String,
+        /// What [`too_large`] says.
+        error: LoadError,
+    },
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Io { path, source } => write!(f, "cannot read `{path}`: {source}"),
+            ReadError::TooLarge { path, error } => {
+                write!(f, "`{path}` is not a usable artifact: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// Reads an artifact (or a document) whole into memory, refusing it past
+/// `max` bytes. Never mapped: a writer that truncates the file cannot change
+/// tables in use. The file may grow while it is read, so at most one byte
+/// past the cap is read, and a file that reached it is refused.
+///
+/// # Errors
+///
+/// [`ReadError`]: the file cannot be read, or is longer than `max`.
+pub fn read_file(path: &std::path::Path, max: usize) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let shown = || path.display().to_string();
+    let io = |source| ReadError::Io {
+        path: shown(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let refuse = |len: u64| ReadError::TooLarge {
+        path: shown(),
+        error: too_large(len, max),
+    };
+    if let Ok(meta) = file.metadata() {
+        if meta.len() > max as u64 {
+            return Err(refuse(meta.len()));
+        }
+    }
+    let mut bytes = Vec::new();
+    file.take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() > max {
+        return Err(refuse(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
 /// What a signature signs: this label, then the artifact's revision id. The
 /// label keeps a signature made for an artifact from meaning anything
 /// anywhere else the same key signs.

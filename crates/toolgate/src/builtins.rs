@@ -45,6 +45,20 @@ pub fn registry() -> Registry {
     r
 }
 
+/// [`registry()`] with the path kinds reading `~` as `home` (the user's
+/// home directory, absolute), as the command line and the service read
+/// Claude Code's `Read(~/.ssh/**)`; without a home, `~` stays unresolved
+/// and the rules that name it match nothing.
+pub fn registry_at_home(home: Option<&str>) -> Registry {
+    let mut r = registry();
+    if let Some(h) = home.filter(|h| h.starts_with('/')) {
+        for k in crate::kinds::path_kinds(Some(h)) {
+            r.add_kind(k);
+        }
+    }
+    r
+}
+
 /// agentpolicy's PrefixMatcher: `<prefix>:*` matches values starting with the
 /// prefix; any other specifier matches the value exactly (a `*` elsewhere is
 /// literal).

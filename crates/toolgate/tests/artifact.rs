@@ -666,3 +666,21 @@ fn server_bounded_globs_require_their_feature() {
         "{err:?}"
     );
 }
+
+#[test]
+fn read_file_refuses_a_file_past_its_cap_and_names_it() {
+    let dir = std::env::temp_dir().join(format!("toolgate-read-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.tgb");
+    std::fs::write(&path, [7u8; 100]).unwrap();
+    assert_eq!(
+        toolgate::artifact::read_file(&path, 100).unwrap().len(),
+        100
+    );
+    let e = toolgate::artifact::read_file(&path, 99).unwrap_err();
+    assert!(matches!(e, toolgate::artifact::ReadError::TooLarge { .. }));
+    assert!(e.to_string().contains("a.tgb"), "{e}");
+    let e = toolgate::artifact::read_file(&dir.join("missing.tgb"), 100).unwrap_err();
+    assert!(matches!(e, toolgate::artifact::ReadError::Io { .. }), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
