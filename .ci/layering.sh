@@ -111,5 +111,22 @@ if hits=$(grep -nE 'toolgate_reference::([a-z_]+::)*[a-z_]+\(' crates/toolgate-c
   say_fail "the command line calls a reference evaluator's matching:"$'\n'"$hits"
 fi
 
+# The Python package: a binding over the façade, nothing else of ours. Its
+# direct dependencies are toolgate, pyo3 and serde_json, and no crate
+# depends on it.
+py_direct=$(cargo tree -p toolgate-py -e normal --depth 1 --prefix none 2>/dev/null | sed 1d | sed 's/ .*//' | sort -u)
+for d in $py_direct; do
+  case "$d" in
+    toolgate | pyo3 | serde_json) ;;
+    *) say_fail "toolgate-py depends on \`$d\`; it may depend on toolgate, pyo3 and serde_json only" ;;
+  esac
+done
+for c in toolgate-core toolgate-shell toolgate toolgate-reference toolgate-server toolgate-cli toolgate-testing; do
+  if cargo tree -q -p "$c" -e normal --prefix none 2>/dev/null | grep -q '^toolgate-py '; then
+    say_fail "$c depends on toolgate-py"
+  fi
+done
+echo "layering: toolgate-py depends on toolgate, pyo3 and serde_json only"
+
 [ "$fail" = 0 ] && echo "layering: ok"
 exit "$fail"

@@ -1,0 +1,1 @@
+from toolgate._native import PolicyEngine as PolicyEngine

@@ -1,0 +1,1 @@
+from toolgate._native import EvaluationResult as EvaluationResult, Evaluator as Evaluator
