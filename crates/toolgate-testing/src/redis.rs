@@ -15,6 +15,7 @@ pub struct Server {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    durable: bool,
 }
 
 impl Server {
@@ -26,6 +27,16 @@ impl Server {
     /// In CI when `redis-server` is missing, or anywhere when it does not
     /// answer within 10 s.
     pub fn start() -> Option<Server> {
+        Server::start_with(true)
+    }
+
+    /// As [`Server::start`], keeping nothing on disk: what a benchmark
+    /// measures is the round trip, not the disk's `fsync`.
+    pub fn start_in_memory() -> Option<Server> {
+        Server::start_with(false)
+    }
+
+    fn start_with(durable: bool) -> Option<Server> {
         if Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -52,6 +63,7 @@ impl Server {
             child: None,
             port,
             dir,
+            durable,
         };
         s.spawn();
         Some(s)
@@ -60,16 +72,11 @@ impl Server {
     fn spawn(&mut self) {
         let child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
-            // Every acknowledged write is on disk before the answer, so a
-            // server killed and restarted has lost nothing it admitted.
-            .args([
-                "--save",
-                "",
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-            ])
+            // Durable: every acknowledged write is on disk before the
+            // answer, so a server killed and restarted has lost nothing it
+            // admitted.
+            .args(["--save", "", "--appendfsync", "always", "--appendonly"])
+            .arg(if self.durable { "yes" } else { "no" })
             .arg("--dir")
             .arg(&self.dir)
             .stdout(Stdio::null())
