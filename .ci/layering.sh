@@ -66,6 +66,27 @@ for c in toolgate-core toolgate-shell toolgate toolgate-reference; do
 done
 echo "layering: toolgate-server sits above the library, beside no reference evaluator"
 
+# The Redis store: the trait's implementation over the redis client, and
+# nothing above it; only the server (and the command line through it)
+# depends on it, so the library and the references never reach Redis.
+redis_tree=$(tree toolgate-redis)
+for banned in toolgate-server toolgate-cli toolgate-reference toolgate-testing tokio axum hyper clap; do
+  if grep -qx "$banned" <<<"$redis_tree"; then
+    say_fail "toolgate-redis depends on \`$banned\`"
+  fi
+done
+for needed in toolgate redis; do
+  if ! grep -qx "$needed" <<<"$redis_tree"; then
+    say_fail "toolgate-redis no longer depends on \`$needed\`: update ARCHITECTURE.md's crate table"
+  fi
+done
+for c in toolgate-core toolgate-shell toolgate toolgate-reference; do
+  if cargo tree -q -p "$c" -e normal --prefix none 2>/dev/null | grep -qE '^(toolgate-redis|redis) '; then
+    say_fail "$c depends on toolgate-redis or redis"
+  fi
+done
+echo "layering: toolgate-redis sits on the library's state trait, below the server"
+
 # The heavy front-end dependencies are optional: without its default
 # features the library builds with no URL parser and no ICU tables.
 lean=$(cargo tree -p toolgate -e normal --no-default-features --prefix none --no-dedupe 2>/dev/null | sed 's/ .*//' | sort -u)

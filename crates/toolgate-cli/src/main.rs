@@ -431,6 +431,22 @@ enum Command {
         /// The most connections open at once on each listener.
         #[arg(long, default_value_t = 1024)]
         max_connections: usize,
+        /// Where state that outlives a decision is kept (Authensor sessions
+        /// named by `sessionId` alone): `memory` (this process), or
+        /// `redis://HOST:PORT/DB`, shared by every replica pointing at it.
+        #[arg(long, default_value = "memory")]
+        store: String,
+        /// The tenant whose namespace the store's keys are under.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+        /// Seconds a session kept in Redis lives after its last write (0:
+        /// until deleted).
+        #[arg(long, default_value_t = 86_400)]
+        store_expiry: u64,
+        /// A fixed scope for the store's keys, so that sessions outlive a
+        /// policy reload; by default they are kept per artifact revision.
+        #[arg(long)]
+        store_scope: Option<String>,
         /// Do not watch the artifact's file (reload on `SIGHUP` or
         /// `POST /v1/reload` only).
         #[arg(long)]
@@ -812,6 +828,10 @@ fn main() -> ExitCode {
             max_body_bytes,
             max_batch,
             max_connections,
+            store,
+            tenant,
+            store_expiry,
+            store_scope,
             no_watch,
             max_artifact_bytes,
         } => serve(Serve {
@@ -827,6 +847,10 @@ fn main() -> ExitCode {
             max_body_bytes,
             max_batch,
             max_connections,
+            store,
+            tenant,
+            store_expiry,
+            store_scope,
             no_watch,
             max_artifact_bytes,
         }),
@@ -3172,6 +3196,10 @@ struct Serve {
     max_body_bytes: usize,
     max_batch: usize,
     max_connections: usize,
+    store: String,
+    tenant: String,
+    store_expiry: u64,
+    store_scope: Option<String>,
     no_watch: bool,
     max_artifact_bytes: usize,
 }
@@ -3226,6 +3254,14 @@ fn serve(flags: Serve) -> ExitCode {
     config.max_body = flags.max_body_bytes;
     config.max_batch = flags.max_batch;
     config.max_connections = flags.max_connections;
+    let expiry =
+        (flags.store_expiry > 0).then(|| std::time::Duration::from_secs(flags.store_expiry));
+    match toolgate_server::open_store(&flags.store, expiry) {
+        Ok(s) => config.store = s,
+        Err(e) => return fail(e),
+    }
+    config.tenant = flags.tenant;
+    config.store_scope = flags.store_scope;
     config.watch = !flags.no_watch;
     config.sighup = true;
     config.load = LoadOptions::default().max_len(flags.max_artifact_bytes);

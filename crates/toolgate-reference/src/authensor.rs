@@ -14,9 +14,9 @@ use regex_automata::meta::Regex;
 use serde_json::Value;
 use toolgate::authensor::{
     budget_currency_reason, budget_not_number_reason, default_reason, max_actions_reason,
-    risk_reason, AuthensorEvaluator, AuthensorResult, Budget, Condition, Effect, Envelope,
-    MatchedRule, Operator, Policies, Policy, SessionRules, SessionViolation, Violation,
-    REASON_NO_MATCH,
+    risk_reason, stored_session_reason, AuthensorEvaluator, AuthensorResult, Budget, Condition,
+    Effect, Envelope, MatchedRule, Operator, Policies, Policy, SessionRules, SessionViolation,
+    Violation, REASON_NO_MATCH,
 };
 use toolgate::conditions::pattern;
 
@@ -91,6 +91,13 @@ impl AuthensorReference {
     fn run(&self, env: &Envelope) -> AuthensorResult {
         if let Some(e) = env.error() {
             return AuthensorResult::unreadable(e);
+        }
+        // A session kept by the store, not read from it: its history is
+        // unknown here, so nothing is decided on it.
+        if let Some(s) = env.session().filter(|s| s.stored) {
+            return AuthensorResult::fail_closed(stored_session_reason(
+                s.session_id.as_deref().unwrap_or_default(),
+            ));
         }
         for pi in self.order() {
             let Some(p) = self.policies.get(pi) else {
@@ -372,13 +379,19 @@ fn session_violation(s: &SessionRules, env: &Envelope) -> Option<(SessionViolati
         }
     }
     if let Some(max) = s.risk_threshold {
+        // Each action's own `riskScore` (the proposed one's on the
+        // envelope) adds to its weight; a negative one adds nothing.
+        let mut own: Vec<f64> = env.history_risk().to_vec();
+        own.resize(env.history().len(), 0.0);
+        own.push(env.risk_score());
         let mut score = 0.0;
-        for a in &actions {
+        for (a, r) in actions.iter().zip(own) {
             let exact = s.risk_weights.iter().find(|(k, _)| k == a);
             let weight = exact
                 .or_else(|| s.risk_weights.iter().find(|(k, _)| glob_matches(k, a, '.')))
                 .map_or(0.0, |(_, w)| *w);
             score += weight;
+            score += if r > 0.0 { r } else { 0.0 };
         }
         if score > max {
             return Some((

@@ -6,8 +6,9 @@
 use crate::loaded::{Decider, Loaded};
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolgate::authensor::{AuthensorResult, Envelope};
+use toolgate::authensor::{AuthensorResult, Envelope, KeptSessions};
 use toolgate::rubric::Request;
+use toolgate::state::{Namespace, Store};
 use toolgate::{Call, Decision, Verdict};
 
 /// Unique ids for answers: a prefix fixed for the process (its start time
@@ -64,9 +65,39 @@ fn explained(e: &toolgate::Engine<'_>, call: &Call, v: &Verdict, explain: bool) 
     j
 }
 
+/// The state a decision may need: the store, the namespace's parts, and
+/// the Authensor sessions this replica remembers.
+pub(crate) struct Stateful {
+    pub(crate) store: std::sync::Arc<dyn Store>,
+    pub(crate) tenant: String,
+    /// `None`: the artifact's revision.
+    pub(crate) scope: Option<String>,
+    pub(crate) sessions: KeptSessions,
+}
+
+impl Stateful {
+    fn namespace(&self, loaded: &Loaded) -> Namespace {
+        let scope = self.scope.as_deref().unwrap_or(&loaded.revision);
+        Namespace::new(self.tenant.clone(), scope)
+    }
+}
+
 /// Decides `text` (one call, or a JSON array decided as one batch): the
-/// verdict JSON (an array of them for a batch), unstamped.
+/// verdict JSON (an array of them for a batch), unstamped. Without state:
+/// an Authensor session kept by the store is denied.
 pub(crate) fn decide(loaded: &Loaded, text: &str, intake: Intake) -> Value {
+    decide_stateful(loaded, text, intake, None)
+}
+
+/// As [`decide`], with the state store: Authensor envelopes whose session
+/// names a `sessionId` and no `actions` are decided on the store's history
+/// and appended to it when allowed.
+pub(crate) fn decide_stateful(
+    loaded: &Loaded,
+    text: &str,
+    intake: Intake,
+    state: Option<&Stateful>,
+) -> Value {
     if toolgate::json::values_over(text, intake.max_values) {
         return unreadable(
             loaded,
@@ -105,7 +136,13 @@ pub(crate) fn decide(loaded: &Loaded, text: &str, intake: Intake) -> Value {
                 Ok(Err(e)) => Envelope::unreadable(format!("the body is not JSON: {e}")),
                 Err(why) => Envelope::unreadable(why),
             };
-            e.decide(&envelope).to_json()
+            match state {
+                Some(st) if KeptSessions::uses_store(&envelope) => st
+                    .sessions
+                    .decide(e, st.store.as_ref(), &st.namespace(loaded), &envelope)
+                    .to_json(),
+                _ => e.decide(&envelope).to_json(),
+            }
         }),
     }
 }

@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     /// Reloads run one at a time, so that an older read can never be
     /// swapped in after a newer one.
     pub(crate) reloading: tokio::sync::Mutex<()>,
+    /// The state store and the sessions this replica remembers.
+    pub(crate) state: decide::Stateful,
 }
 
 impl Shared {
@@ -79,6 +81,12 @@ impl Shared {
             failed_reloads: AtomicU64::new(0),
             generation: AtomicU64::new(1),
             reloading: tokio::sync::Mutex::new(()),
+            state: decide::Stateful {
+                store: config.store.clone(),
+                tenant: config.tenant.clone(),
+                scope: config.store_scope.clone(),
+                sessions: toolgate::authensor::KeptSessions::new(),
+            },
         }
     }
 }
@@ -411,7 +419,7 @@ fn decide_with(state: &Shared, loaded: &Loaded, text: &str, intake: Intake) -> (
                 injected_panic();
             }
         }
-        decide::decide(loaded, text, intake)
+        decide::decide_stateful(loaded, text, intake, Some(&state.state))
     }));
     let (mut answer, panicked) = match decided {
         Ok(v) => (v, false),
@@ -743,12 +751,33 @@ async fn live() -> Response {
 
 async fn ready(State(state): State<S>) -> Response {
     // The server binds only after its first artifact validated, so a
-    // listener that answers has one; the revision says which.
-    let loaded = state.current.load();
-    json_response(
-        StatusCode::OK,
-        &json!({"ready": true, "revision": loaded.revision}),
+    // listener that answers has one; the revision says which. It is ready
+    // when the state store answers too: a decision that needs the store
+    // is denied while it does not, so a balancer should send calls
+    // elsewhere. The ping runs off the async workers, bounded in time.
+    let revision = state.current.load().revision.clone();
+    let store = state.state.store.clone();
+    let pinged = tokio::time::timeout(
+        Duration::from_secs(3),
+        tokio::task::spawn_blocking(move || store.ping()),
     )
+    .await;
+    let why = match pinged {
+        Ok(Ok(Ok(()))) => None,
+        Ok(Ok(Err(e))) => Some(e.to_string()),
+        Ok(Err(_)) => Some("the store's check failed".to_string()),
+        Err(_) => Some("the state store did not answer within 3 s".to_string()),
+    };
+    match why {
+        None => json_response(
+            StatusCode::OK,
+            &json!({"ready": true, "revision": revision}),
+        ),
+        Some(why) => json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"ready": false, "revision": revision, "why": why}),
+        ),
+    }
 }
 
 async fn status(State(state): State<S>, headers: HeaderMap) -> Response {

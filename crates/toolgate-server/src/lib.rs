@@ -165,6 +165,45 @@ pub struct Config {
     /// is decided.
     #[doc(hidden)]
     pub panic_marker: Option<String>,
+    /// Where state that outlives a decision is kept (Authensor sessions
+    /// named by `sessionId` alone): the process's memory by default, or a
+    /// store replicas share ([`open_store`]).
+    pub store: std::sync::Arc<dyn toolgate::state::Store>,
+    /// The tenant whose namespace the store's keys are under.
+    pub tenant: String,
+    /// The scope of the store's keys: the artifact's revision when `None`
+    /// (a new policy starts its sessions afresh), or a fixed name under
+    /// which sessions outlive reloads.
+    pub store_scope: Option<String>,
+}
+
+/// The store `--store` names: `memory` (this process alone) or
+/// `redis://HOST:PORT/DB`, keeping what it writes for `expiry` after the
+/// last write (`None`: until deleted).
+///
+/// # Errors
+///
+/// [`ServeError::Store`] naming what was given.
+pub fn open_store(
+    spec: &str,
+    expiry: Option<Duration>,
+) -> Result<Arc<dyn toolgate::state::Store>, ServeError> {
+    if spec == "memory" {
+        return Ok(Arc::new(toolgate::state::MemoryStore::new()));
+    }
+    if spec.starts_with("redis://") || spec.starts_with("rediss://") {
+        let options = toolgate_redis::RedisOptions {
+            expiry,
+            ..toolgate_redis::RedisOptions::default()
+        };
+        return toolgate_redis::RedisStore::open(spec, options)
+            .map(|s| Arc::new(s) as Arc<dyn toolgate::state::Store>)
+            .map_err(|e| ServeError::Store(e.to_string()));
+    }
+    Err(ServeError::Store(format!(
+        "the store `{}` is neither `memory` nor a Redis URL: write `--store memory` or `--store redis://HOST:PORT/DB`",
+        spec.rsplit('@').next().unwrap_or_default()
+    )))
 }
 
 impl Config {
@@ -191,6 +230,9 @@ impl Config {
             sighup: false,
             load: LoadOptions::default(),
             panic_marker: None,
+            store: Arc::new(toolgate::state::MemoryStore::new()),
+            tenant: "default".into(),
+            store_scope: None,
         }
     }
 }
@@ -244,6 +286,8 @@ pub enum ServeError {
     },
     /// The runtime could not start.
     Runtime(String),
+    /// A `--store` that cannot be used.
+    Store(String),
 }
 
 impl fmt::Display for ServeError {
@@ -271,6 +315,7 @@ impl fmt::Display for ServeError {
                 "`--mask {pointer}` is not a JSON pointer: write it as `/args/command`"
             ),
             ServeError::Runtime(why) => write!(f, "the server could not start: {why}"),
+            ServeError::Store(why) => write!(f, "{why}"),
         }
     }
 }

@@ -375,9 +375,23 @@ impl Generator {
             e.insert("constraints".into(), Value::Object(c));
         }
         if shape.sessions && self.chance(80) {
+            // Some actions carry their own `riskScore` (a few negative,
+            // which add nothing), and so does the proposed one.
             let actions: Vec<Value> = (0..self.below(9))
-                .map(|_| json!({"actionType": self.pick(&ACTIONS), "timestamp": "2026-01-01T00:00:00Z"}))
+                .map(|_| {
+                    let mut a = json!({"actionType": self.pick(&ACTIONS), "timestamp": "2026-01-01T00:00:00Z"});
+                    if self.chance(30) {
+                        a["riskScore"] = json!(self.below(12) as f64 / 10.0 - 0.2);
+                    }
+                    a
+                })
                 .collect();
+            if self.chance(30) {
+                e.insert(
+                    "riskScore".into(),
+                    json!(self.below(12) as f64 / 10.0 - 0.2),
+                );
+            }
             e.insert(
                 "session".into(),
                 json!({"sessionId": "s1", "actions": actions}),

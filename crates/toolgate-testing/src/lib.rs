@@ -24,6 +24,9 @@
 //! * [`reseal`]: rewrites an artifact's checksums after damage made on
 //!   purpose, so that the damage reaches the structural checks.
 //!
+//! * [`store`]: the suite every state store passes; [`redis`]: a
+//!   `redis-server` of a test's own on loopback.
+//!
 //! Not published: its API follows the tests.
 //!
 //! [`Rng`]: workload::Rng
@@ -44,8 +47,10 @@ pub mod classes;
 pub mod claude_kinds;
 pub mod reach;
 pub mod real_shell;
+pub mod redis;
 pub mod reseal;
 pub mod rubric;
+pub mod store;
 pub mod strategies;
 pub mod workload;
 

@@ -32,8 +32,9 @@
 
 use super::{
     budget_currency_reason, budget_not_number_reason, default_reason, max_actions_reason,
-    risk_reason, AuthensorEvaluator, AuthensorResult, Effect, Envelope, MatchedRule, Operator,
-    Policies, SessionViolation, Version, Violation, REASON_DAMAGED, REASON_NO_MATCH,
+    risk_added, risk_reason, stored_session_reason, AuthensorEvaluator, AuthensorResult, Effect,
+    Envelope, MatchedRule, Operator, Policies, SessionViolation, Version, Violation,
+    REASON_DAMAGED, REASON_NO_MATCH,
 };
 use crate::artifact::{self, LoadError};
 use crate::compile::Writer;
@@ -196,6 +197,10 @@ impl<'a> AuthensorEngine<'a> {
         if let Some(e) = env.error() {
             return AuthensorResult::unreadable(e);
         }
+        if let Some(s) = env.session().filter(|s| s.stored) {
+            let id = s.session_id.as_deref().unwrap_or_default();
+            return AuthensorResult::fail_closed(stored_session_reason(id));
+        }
         let c = &self.compiled;
         let mut session = SessionState::default();
         let outcome = c.decide_first(env.value(), &mut |r| {
@@ -285,6 +290,13 @@ impl<'a> AuthensorEngine<'a> {
         let history = env.history();
         let n = history.len() + 1;
         let action = |i: usize| history.get(i).map_or(env.action(), String::as_str);
+        let risk = |i: usize| {
+            if i + 1 == n {
+                env.risk_score()
+            } else {
+                env.history_risk().get(i).copied().unwrap_or(0.0)
+            }
+        };
         if st.budget.is_none() {
             let bytes: usize = history.iter().map(String::len).sum::<usize>() + env.action().len();
             // A sound decision visits each session word at most once per
@@ -380,6 +392,7 @@ impl<'a> AuthensorEngine<'a> {
                     return None;
                 }
                 score += self.weight(entries, tokens.of(i), action(i), budget)?;
+                score += risk_added(risk(i));
             }
             if score > max {
                 let v = SessionViolation {

@@ -60,6 +60,10 @@ pub(super) fn read(mut value: Value) -> Result<Envelope, String> {
             None => {}
         }
     }
+    match obj.get("riskScore") {
+        None | Some(Value::Number(_)) => {}
+        Some(_) => return Err("`riskScore` is not a number".into()),
+    }
     let session = match obj.shift_remove("session") {
         None => None,
         Some(s) => Some(session(&s)?),
@@ -91,8 +95,23 @@ fn session(v: &Value) -> Result<Session, String> {
         None | Some(Value::Number(_)) => {}
         Some(_) => return Err("`session.totalRiskScore` is not a number".into()),
     }
+    if obj.get("actions").is_none() {
+        if let Some(id) = session_id {
+            // The history is the store's: read when the decision is made
+            // through `KeptSessions`.
+            return Ok(Session {
+                session_id: Some(id),
+                actions: Vec::new(),
+                risk_scores: Vec::new(),
+                stored: true,
+            });
+        }
+    }
     let Some(list) = obj.get("actions").and_then(Value::as_array) else {
-        return Err("`session.actions` is missing or not a list".into());
+        return Err(
+            "`session.actions` is missing or not a list: send the earlier actions, or a `sessionId` alone for a session the service keeps"
+                .into(),
+        );
     };
     if list.len() > MAX_HISTORY {
         return Err(format!(
@@ -101,6 +120,7 @@ fn session(v: &Value) -> Result<Session, String> {
         ));
     }
     let mut actions = Vec::with_capacity(list.len());
+    let mut risk_scores = Vec::with_capacity(list.len());
     for (i, a) in list.iter().enumerate() {
         let Some(a) = a.as_object() else {
             return Err(format!("`session.actions[{i}]` is not an object"));
@@ -123,6 +143,7 @@ fn session(v: &Value) -> Result<Session, String> {
                 ));
             }
         }
+        risk_scores.push(a.get("riskScore").and_then(Value::as_f64).unwrap_or(0.0));
         match a.get("actionType").and_then(Value::as_str) {
             Some(t) => actions.push(t.to_string()),
             None => return Err(format!("`session.actions[{i}].actionType` is missing")),
@@ -131,6 +152,8 @@ fn session(v: &Value) -> Result<Session, String> {
     Ok(Session {
         session_id,
         actions,
+        risk_scores,
+        stored: false,
     })
 }
 

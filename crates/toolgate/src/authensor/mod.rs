@@ -34,8 +34,10 @@
 mod engine;
 mod envelope;
 mod policy;
+mod sessions;
 
 pub use engine::AuthensorEngine;
+pub use sessions::{KeptSessions, StoredAction, Trips, MAX_ATTEMPTS};
 
 use crate::conditions::value::js_number;
 use crate::conditions::Limits;
@@ -340,12 +342,19 @@ impl Policies {
 }
 
 /// A session: the actions it already took, oldest first.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Session {
     /// `sessionId`, when given.
     pub session_id: Option<String>,
     /// The `actionType` of each earlier action, in order.
     pub actions: Vec<String>,
+    /// The `riskScore` of each earlier action, in order (0 where absent),
+    /// beside `actions`.
+    pub risk_scores: Vec<f64>,
+    /// Whether the actions are kept by a state store (a `sessionId` and no
+    /// `actions`) and not yet read from it: such an envelope is decided
+    /// through [`KeptSessions`], and denied by an engine alone.
+    pub stored: bool,
 }
 
 /// An action envelope to decide, and its session.
@@ -424,6 +433,23 @@ impl Envelope {
     /// The session's earlier action types; none without a session.
     pub fn history(&self) -> &[String] {
         self.session.as_ref().map_or(&[], |s| s.actions.as_slice())
+    }
+
+    /// The `riskScore` of each earlier action, beside [`Envelope::history`]
+    /// (0 where absent).
+    pub fn history_risk(&self) -> &[f64] {
+        self.session
+            .as_ref()
+            .map_or(&[], |s| s.risk_scores.as_slice())
+    }
+
+    /// The proposed action's own `riskScore` (the envelope's member), 0
+    /// when absent. It counts toward `riskThreshold` beside the action's
+    /// weight.
+    pub fn risk_score(&self) -> f64 {
+        crate::conditions::value::member(&self.value, "riskScore")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
     }
 
     /// Why the envelope could not be read, if it could not.
@@ -599,6 +625,25 @@ impl serde::Serialize for AuthensorResult {
 /// The reason of a default: the engine's text.
 pub fn default_reason(effect: Effect) -> String {
     format!("Default policy effect: {}", effect.as_str())
+}
+
+/// What a `riskScore` adds to a session's score: the number given, never
+/// less than 0, so that a caller can raise the score its weights give but
+/// never lower it.
+pub fn risk_added(score: f64) -> f64 {
+    if score > 0.0 {
+        score
+    } else {
+        0.0
+    }
+}
+
+/// The reason an envelope whose session the store keeps is denied when it
+/// is decided without the store.
+pub fn stored_session_reason(session: &str) -> String {
+    format!(
+        "the session `{session}` names no `actions`, so its history is kept by the service's state store, and this decision has none: send the session's `actions`, or decide through `toolgate serve` (fail-closed)"
+    )
 }
 
 /// The reason of a `maxActions` violation: the engine's text.

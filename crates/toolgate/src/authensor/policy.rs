@@ -767,8 +767,8 @@ fn session_rules(cx: &mut Ctx, v: &Value, path: &str) -> Option<SessionRules> {
         cx.warn(
             DiagnosticKind::NoRiskWeights,
             path,
-            "`riskThreshold` without `riskWeights`: every action weighs 0".into(),
-            "add `riskWeights` (action glob to weight); until then the threshold is exceeded only when it is below 0",
+            "`riskThreshold` without `riskWeights`: only each action's own `riskScore` counts".into(),
+            "add `riskWeights` (action glob to weight), or send a `riskScore` with each action; without either the threshold is exceeded only when it is below 0",
         );
     }
     Some(s)

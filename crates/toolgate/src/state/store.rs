@@ -163,3 +163,11 @@ pub trait Store: Send + Sync {
     /// Whether the store answers now (the service's readiness).
     fn ping(&self) -> Result<(), StoreError>;
 }
+
+/// A store shows as its kind alone: what it keeps is state, not
+/// configuration, and a URL may carry a password.
+impl fmt::Debug for dyn Store + '_ {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("dyn Store")
+    }
+}

@@ -1,0 +1,342 @@
+//! Authensor sessions kept by toolgate: an envelope whose `session` names a
+//! `sessionId` and no `actions` is decided on the history a [`Store`]
+//! keeps, and an allowed action is appended to it in the same step.
+//!
+//! Atomicity without a lock: the decision is made on a history of length
+//! `n`, and the action is appended with [`Store::append_if`]`(n)`, which
+//! appends only if the session still has `n` actions. When another replica
+//! appended first, the store answers with the session as it stands and the
+//! decision is made again on it, at most [`MAX_ATTEMPTS`] times, then
+//! denied. So two replicas deciding the same session at once never both
+//! admit the last action `maxActions` allows, nor both spend the last of a
+//! budget.
+//!
+//! Each replica remembers the last history it saw of each session. The
+//! common case (this replica decided the session's last action, or the
+//! session is new) is decided on that copy and costs one call to the
+//! store, the `append_if`; a stale copy costs one more, which returns the
+//! history. A decision that is not an allow on a remembered copy is made
+//! again on the store's history before it is answered, since only an
+//! `append_if` proves a copy current.
+
+use super::{AuthensorEngine, AuthensorResult, Effect, Envelope, Session, MAX_HISTORY};
+use crate::state::{Appended, Namespace, Store, StoreError};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// How many times a decision is made on a session another writer keeps
+/// changing before it is denied.
+pub const MAX_ATTEMPTS: usize = 8;
+
+/// The most sessions whose history one replica remembers; past it the
+/// memory is dropped (a miss only costs a round trip).
+const CACHED_SESSIONS: usize = 4096;
+
+/// One action as the store keeps it: its type, its own `riskScore` and its
+/// declared cost (`constraints.maxAmount` and `constraints.currency`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredAction {
+    /// `action`.
+    pub action_type: String,
+    /// The envelope's `riskScore` (0 when absent).
+    pub risk_score: f64,
+    /// `constraints.maxAmount`, when a number.
+    pub cost: Option<f64>,
+    /// `constraints.currency`, when a string.
+    pub currency: Option<String>,
+}
+
+impl StoredAction {
+    /// The action `env` proposes.
+    pub fn of(env: &Envelope) -> StoredAction {
+        StoredAction {
+            action_type: env.action().to_string(),
+            risk_score: env.risk_score(),
+            cost: cost(env),
+            currency: currency(env),
+        }
+    }
+
+    /// The record the store keeps: `a1`, the type, the score, the cost
+    /// (empty when none) and the currency (`=` and its text, or empty),
+    /// separated by tabs. An action type holds no control character (the
+    /// envelope's reader refuses one), and the currency comes last, so any
+    /// text it holds reads back.
+    pub fn to_record(&self) -> Vec<u8> {
+        let cost = self.cost.map(|c| c.to_string()).unwrap_or_default();
+        let cur = self
+            .currency
+            .as_ref()
+            .map(|c| format!("={c}"))
+            .unwrap_or_default();
+        format!(
+            "a1\t{}\t{}\t{cost}\t{cur}",
+            self.action_type, self.risk_score
+        )
+        .into_bytes()
+    }
+
+    /// Reads a record [`StoredAction::to_record`] wrote.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] for any other bytes.
+    pub fn from_record(record: &[u8]) -> Result<StoredAction, StoreError> {
+        let bad = || StoreError::Corrupt("a session action is not an `a1` record".into());
+        let text = std::str::from_utf8(record).map_err(|_| bad())?;
+        let mut f = text.splitn(5, '\t');
+        if f.next() != Some("a1") {
+            return Err(bad());
+        }
+        let action_type = f.next().ok_or_else(bad)?.to_string();
+        let risk_score = f.next().and_then(|x| x.parse().ok()).ok_or_else(bad)?;
+        let cost = match f.next().ok_or_else(bad)? {
+            "" => None,
+            c => Some(c.parse().map_err(|_| bad())?),
+        };
+        let currency = match f.next().ok_or_else(bad)? {
+            "" => None,
+            c => Some(c.strip_prefix('=').ok_or_else(bad)?.to_string()),
+        };
+        Ok(StoredAction {
+            action_type,
+            risk_score,
+            cost,
+            currency,
+        })
+    }
+}
+
+fn cost(env: &Envelope) -> Option<f64> {
+    crate::conditions::value::member(env.value(), "constraints")
+        .and_then(|c| c.get("maxAmount"))
+        .and_then(Value::as_f64)
+}
+
+fn currency(env: &Envelope) -> Option<String> {
+    crate::conditions::value::member(env.value(), "constraints")
+        .and_then(|c| c.get("currency"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// Decides envelopes whose sessions a [`Store`] keeps, remembering the last
+/// history this replica saw of each.
+///
+/// ```
+/// use toolgate::authensor::{AuthensorEngine, Effect, Envelope, KeptSessions, Policies};
+/// use toolgate::state::{MemoryStore, Namespace};
+///
+/// let engine = AuthensorEngine::build(&Policies::from_json(r#"{"id": "p",
+///   "rules": [{"effect": "allow"}], "sessionRules": {"maxActions": 2}}"#)?)?;
+/// let (store, ns, sessions) = (MemoryStore::new(), Namespace::new("t", "p"), KeptSessions::new());
+/// let env = Envelope::from_json(r#"{"action": "file.read", "resource": "/tmp/x",
+///   "principalId": "agent-1", "session": {"sessionId": "s1"}}"#)?;
+/// let outcomes: Vec<Effect> =
+///     (0..3).map(|_| sessions.decide(&engine, &store, &ns, &env).outcome).collect();
+/// assert_eq!(outcomes, [Effect::Allow, Effect::Allow, Effect::Deny]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct KeptSessions {
+    seen: Mutex<HashMap<(Namespace, String), History>>,
+}
+
+/// A session's action records, oldest first.
+type History = Vec<Vec<u8>>;
+
+/// What one decision on a kept session cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Trips {
+    /// Calls made to the store.
+    pub store_calls: usize,
+    /// Times the engine decided.
+    pub decisions: usize,
+}
+
+impl KeptSessions {
+    /// No session remembered yet.
+    pub fn new() -> KeptSessions {
+        KeptSessions::default()
+    }
+
+    /// Whether `env`'s history is the store's: its session names a
+    /// `sessionId` and no `actions`.
+    pub fn uses_store(env: &Envelope) -> bool {
+        env.session().is_some_and(|s| s.stored)
+    }
+
+    /// Decides `env` with `engine`: on the store's history of its session
+    /// when [`KeptSessions::uses_store`], appending the action when it is
+    /// allowed; as the engine alone decides otherwise. Never fails: a store
+    /// that cannot be reached, or a session that keeps changing, is a deny
+    /// that says so.
+    pub fn decide(
+        &self,
+        engine: &AuthensorEngine<'_>,
+        store: &dyn Store,
+        ns: &Namespace,
+        env: &Envelope,
+    ) -> AuthensorResult {
+        self.decide_counted(engine, store, ns, env).0
+    }
+
+    /// As [`KeptSessions::decide`], with what it cost.
+    pub fn decide_counted(
+        &self,
+        engine: &AuthensorEngine<'_>,
+        store: &dyn Store,
+        ns: &Namespace,
+        env: &Envelope,
+    ) -> (AuthensorResult, Trips) {
+        let mut trips = Trips::default();
+        let id = match env.session().filter(|s| s.stored && env.error().is_none()) {
+            Some(s) => s.session_id.clone().unwrap_or_default(),
+            None => {
+                trips.decisions = 1;
+                return (engine.decide(env), trips);
+            }
+        };
+        let key = (ns.clone(), id.clone());
+        let remembered = self.seen.lock().ok().and_then(|mut m| m.remove(&key));
+        let mut fresh = false;
+        let mut history = remembered.unwrap_or_default();
+        let record = StoredAction::of(env).to_record();
+        for _ in 0..MAX_ATTEMPTS {
+            let loaded = match with_history(env, &id, &history) {
+                Ok(l) => l,
+                Err(e) => return (AuthensorResult::fail_closed(e.to_string()), trips),
+            };
+            trips.decisions += 1;
+            let r = engine.decide(&loaded);
+            if r.outcome != Effect::Allow {
+                if fresh {
+                    self.remember(key, history);
+                    return (r, trips);
+                }
+                trips.store_calls += 1;
+                match store.history(ns, &id) {
+                    Ok(h) => history = h,
+                    Err(e) => return (unreachable(&e), trips),
+                }
+                fresh = true;
+                continue;
+            }
+            trips.store_calls += 1;
+            match store.append_if(ns, &id, history.len(), &record) {
+                Ok(Appended::Done) => {
+                    history.push(record);
+                    self.remember(key, history);
+                    return (r, trips);
+                }
+                Ok(Appended::Stale(h)) => {
+                    history = h;
+                    fresh = true;
+                }
+                Err(e) => return (unreachable(&e), trips),
+            }
+        }
+        self.remember(key, history);
+        (
+            AuthensorResult::fail_closed(format!(
+                "the session `{id}` changed under this decision {MAX_ATTEMPTS} times in a row, as other callers appended to it; send the action again (fail-closed)"
+            )),
+            trips,
+        )
+    }
+
+    fn remember(&self, key: (Namespace, String), history: History) {
+        if let Ok(mut m) = self.seen.lock() {
+            if m.len() >= CACHED_SESSIONS {
+                m.clear();
+            }
+            m.insert(key, history);
+        }
+    }
+}
+
+fn unreachable(e: &StoreError) -> AuthensorResult {
+    AuthensorResult::fail_closed(format!("{e} (fail-closed)"))
+}
+
+/// `env` with its session's history filled from `records`, and its
+/// declared cost replaced by the session's running total in its currency,
+/// so that a budget is checked against what the session spent with this
+/// action included.
+fn with_history(env: &Envelope, id: &str, records: &[Vec<u8>]) -> Result<Envelope, StoreError> {
+    if records.len() > MAX_HISTORY {
+        return Err(StoreError::Corrupt(format!(
+            "the session `{id}` holds {} actions, more than {MAX_HISTORY}; forget it or let it expire",
+            records.len()
+        )));
+    }
+    let mut actions = Vec::with_capacity(records.len());
+    let mut risk_scores = Vec::with_capacity(records.len());
+    let own_currency = currency(env);
+    let mut spent = 0.0f64;
+    for r in records {
+        let a = StoredAction::from_record(r)?;
+        if a.currency == own_currency {
+            spent += a.cost.unwrap_or(0.0);
+        }
+        actions.push(a.action_type);
+        risk_scores.push(a.risk_score);
+    }
+    let mut value = env.value().clone();
+    if let Some(own) = cost(env) {
+        let total = serde_json::Number::from_f64(own + spent).map(Value::Number);
+        if let Some(c) = value.get_mut("constraints").and_then(Value::as_object_mut) {
+            // A total that overflows to infinity has no JSON number: it is
+            // above every budget, so the largest finite one stands for it.
+            c.insert(
+                "maxAmount".into(),
+                total.unwrap_or_else(|| Value::from(f64::MAX)),
+            );
+        }
+    }
+    Ok(Envelope {
+        value,
+        session: Some(Session {
+            session_id: Some(id.to_string()),
+            actions,
+            risk_scores,
+            stored: false,
+        }),
+        error: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_reads_back_as_the_action_it_was_written_from() -> Result<(), StoreError> {
+        for a in [
+            StoredAction {
+                action_type: "file.read".into(),
+                risk_score: 0.25,
+                cost: Some(12.5),
+                currency: Some("US\tD".into()),
+            },
+            StoredAction {
+                action_type: "x".into(),
+                risk_score: 0.0,
+                cost: None,
+                currency: Some(String::new()),
+            },
+            StoredAction {
+                action_type: "y".into(),
+                risk_score: -1.0,
+                cost: None,
+                currency: None,
+            },
+        ] {
+            assert_eq!(StoredAction::from_record(&a.to_record())?, a);
+        }
+        assert!(StoredAction::from_record(b"b1\tx\t0\t\t").is_err());
+        assert!(StoredAction::from_record(b"a1\tx\tnan?\t\t").is_err());
+        Ok(())
+    }
+}
