@@ -38,6 +38,7 @@ mod loaded;
 mod log;
 mod metrics;
 mod reload;
+mod state;
 
 pub mod client;
 
@@ -165,6 +166,9 @@ pub struct Config {
     /// is decided.
     #[doc(hidden)]
     pub panic_marker: Option<String>,
+    /// Where deferred calls, grant sets and reviews are kept: the memory
+    /// of this process by default, a shared store for several replicas.
+    pub store: std::sync::Arc<dyn toolgate::state::Store>,
 }
 
 impl Config {
@@ -191,6 +195,7 @@ impl Config {
             sighup: false,
             load: LoadOptions::default(),
             panic_marker: None,
+            store: std::sync::Arc::new(toolgate::state::MemoryStore::new()),
         }
     }
 }

@@ -163,3 +163,10 @@ pub trait Store: Send + Sync {
     /// Whether the store answers now (the service's readiness).
     fn ping(&self) -> Result<(), StoreError>;
 }
+
+/// A store shows as its kind alone: what it holds is not for a log line.
+impl fmt::Debug for dyn Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Store")
+    }
+}
