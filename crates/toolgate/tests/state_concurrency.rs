@@ -94,7 +94,7 @@ fn walk(sup: &Supervisor, t: u64, steps: usize) -> Result<(), String> {
                         ));
                     }
                     if asks {
-                        let held = !(is_push && !granted);
+                        let held = !is_push || granted;
                         if v.held != held {
                             return Err(format!(
                                 "thread {t} step {step}: {} held {}",
