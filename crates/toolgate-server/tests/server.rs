@@ -781,3 +781,50 @@ fn a_grant_set_made_through_one_replica_is_in_force_on_the_other() {
     assert_eq!(code, 400);
     assert!(g["error"].as_str().unwrap().contains("`source`"));
 }
+
+/// A DELETE with a JSON body over loopback TCP (the client has no DELETE):
+/// the status and the body.
+fn delete(addr: &Addr, path: &str, body: &str) -> (u16, Value) {
+    let Addr::Tcp(a) = addr else {
+        panic!("tcp only")
+    };
+    let mut s = std::net::TcpStream::connect_timeout(a, T).unwrap();
+    s.set_read_timeout(Some(T)).unwrap();
+    write!(
+        s,
+        "DELETE {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let code: u16 = out[9..12].parse().unwrap();
+    let json = &out[out.find("\r\n\r\n").unwrap() + 4..];
+    (code, serde_json::from_str(json).unwrap())
+}
+
+#[test]
+fn a_grant_set_is_revoked_by_source_and_scope() {
+    let s = Scratch::new("revoke");
+    let server = serve(&s, &artifact(STATEFUL.as_bytes()), |_| {});
+    let push = r#"{"tool": "bash", "args": {"command": "git push"}, "scope": "conv1"}"#;
+    let grant = r#"{"source": "commit", "rank": 1, "scope": "conv1", "allow": "bash(git push:*)"}"#;
+    assert_eq!(post(&server.addr(), "/v1/grants", grant).0, 200);
+    assert_eq!(
+        post(&server.addr(), "/v1/decide", push).1["decision"],
+        "allow"
+    );
+    // Another scope's revoke leaves it.
+    let (code, v) = delete(&server.addr(), "/v1/grants/commit", r#"{"scope": "conv2"}"#);
+    assert_eq!((code, v["revoked"].as_u64()), (200, Some(0)));
+    assert_eq!(
+        post(&server.addr(), "/v1/decide", push).1["decision"],
+        "allow"
+    );
+    let (code, v) = delete(&server.addr(), "/v1/grants/commit", r#"{"scope": "conv1"}"#);
+    assert_eq!((code, v["revoked"].as_u64()), (200, Some(1)));
+    assert_eq!(
+        post(&server.addr(), "/v1/decide", push).1["decision"],
+        "ask"
+    );
+}
