@@ -50,6 +50,8 @@ pub(crate) struct Shared {
     pub(crate) reloading: tokio::sync::Mutex<()>,
     /// The state store and the sessions this replica remembers.
     pub(crate) state: decide::Stateful,
+    /// Deferred calls, grants and runs, kept in the configured store.
+    pub(crate) hub: crate::state::StateHub,
 }
 
 impl Shared {
@@ -87,6 +89,7 @@ impl Shared {
                 scope: config.store_scope.clone(),
                 sessions: toolgate::authensor::KeptSessions::new(),
             },
+            hub: crate::state::StateHub::new(std::sync::Arc::clone(&config.store)),
         }
     }
 }
@@ -100,6 +103,13 @@ pub(crate) fn router(state: S) -> Router {
         .route("/v1/data/toolgate/decision", post(opa_handler))
         .route("/v1/hooks/claude-code", post(hook_handler))
         .route("/v1/scan", post(scan_handler))
+        .route("/v1/release", post(crate::state::release_handler))
+        .route("/v1/grants", post(crate::state::grant_handler))
+        .route(
+            "/v1/grants/{source}",
+            axum::routing::delete(crate::state::revoke_handler),
+        )
+        .route("/v1/runs", get(crate::state::runs_handler))
         .route("/health/live", get(live))
         .route("/health/ready", get(ready))
         .route("/v1/status", get(status))
@@ -266,13 +276,13 @@ fn respond(status: StatusCode, content_type: &'static str, body: String) -> Resp
     r
 }
 
-fn json_response(status: StatusCode, v: &Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, v: &Value) -> Response {
     respond(status, "application/json", v.to_string())
 }
 
 /// Whether the request carries the configured token (always, when none is
 /// configured). Compared in time independent of where they differ.
-fn authorised(state: &Shared, headers: &HeaderMap) -> bool {
+pub(crate) fn authorised(state: &Shared, headers: &HeaderMap) -> bool {
     let Some(token) = &state.token else {
         return true;
     };
@@ -312,7 +322,7 @@ pub(crate) enum BodyFault {
 }
 
 /// Reads a request's body within the size cap and the time limit.
-async fn read_body(state: &Shared, req: Request) -> Result<String, BodyFault> {
+pub(crate) async fn read_body(state: &Shared, req: Request) -> Result<String, BodyFault> {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -348,7 +358,7 @@ pub(crate) fn body_text(bytes: Vec<u8>, max: usize) -> Result<String, BodyFault>
 }
 
 impl BodyFault {
-    fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             BodyFault::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             BodyFault::Slow => StatusCode::REQUEST_TIMEOUT,
@@ -356,7 +366,7 @@ impl BodyFault {
         }
     }
 
-    fn why(&self, state: &Shared) -> String {
+    pub(crate) fn why(&self, state: &Shared) -> String {
         match self {
             BodyFault::TooLarge => format!(
                 "the body is longer than {} bytes: split the batch, or raise `--max-body-bytes`",
@@ -419,7 +429,8 @@ fn decide_with(state: &Shared, loaded: &Loaded, text: &str, intake: Intake) -> (
                 injected_panic();
             }
         }
-        decide::decide_stateful(loaded, text, intake, Some(&state.state))
+        crate::state::decide(state, loaded, text, intake)
+            .unwrap_or_else(|| decide::decide_stateful(loaded, text, intake, Some(&state.state)))
     }));
     let (mut answer, panicked) = match decided {
         Ok(v) => (v, false),

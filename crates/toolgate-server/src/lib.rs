@@ -38,6 +38,7 @@ mod loaded;
 mod log;
 mod metrics;
 mod reload;
+mod state;
 
 pub mod client;
 

@@ -755,3 +755,123 @@ fn scan_finds_a_secret_by_its_span_and_never_echoes_it() {
     let (code, v) = post(&server.addr(), "/v1/scan", &"a".repeat(8192));
     assert_eq!((code, v["decision"].as_str()), (413, Some("deny")), "{v}");
 }
+
+const STATEFUL: &str = r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "command"}},
+    "allow": "bash(ls:*)", "deny": "bash(rm:*)", "ask": "bash(git push:*)"}"#;
+
+#[test]
+fn deferred_calls_are_remembered_and_released_through_a_replica_on_the_same_store() {
+    let s = Scratch::new("state");
+    let store: Arc<dyn toolgate::state::Store> = Arc::new(toolgate::state::MemoryStore::new());
+    let bytes = artifact(STATEFUL.as_bytes());
+    let one = serve(&s, &bytes, |c| c.store = Arc::clone(&store));
+    let two = serve(&s, &bytes, |c| c.store = Arc::clone(&store));
+    let batch = r#"[{"tool": "bash", "args": {"command": "ls"}, "run_id": "r1", "call_id": "a"},
+                   {"tool": "bash", "args": {"command": "git push"}, "run_id": "r1", "call_id": "b"}]"#;
+    let (code, v) = post(&one.addr(), "/v1/decide", batch);
+    assert_eq!(code, 200);
+    assert_eq!(v[0]["held"], true);
+    assert_eq!(v[1]["decision"], "ask");
+    let (_, runs) = get(&two.addr(), "/v1/runs");
+    assert_eq!(
+        serde_json::from_str::<Value>(&runs).unwrap()["runs"][0],
+        "r1"
+    );
+    // A release missing the asked call names it.
+    let (code, v) = post(
+        &two.addr(),
+        "/v1/release",
+        r#"{"run_id": "r1", "answers": []}"#,
+    );
+    assert_eq!(code, 409);
+    assert_eq!(v["missing"][0]["call_id"], "b");
+    let (code, v) = post(
+        &two.addr(),
+        "/v1/release",
+        r#"{"run_id": "r1", "answers": [{"call_id": "b", "answer": "refuse_and_end", "note": "no"}]}"#,
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["answers"][0]["call_id"], "a");
+    assert_eq!(v["answers"][0]["answer"], "refuse");
+    assert_eq!(
+        v["answers"][0]["reason"],
+        "not released: the turn was stopped"
+    );
+    assert_eq!(v["answers"][1]["answer"], "refuse_and_end");
+    let (_, runs) = get(&one.addr(), "/v1/runs");
+    assert_eq!(
+        serde_json::from_str::<Value>(&runs).unwrap()["runs"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn a_grant_set_made_through_one_replica_is_in_force_on_the_other() {
+    let s = Scratch::new("grants");
+    let store: Arc<dyn toolgate::state::Store> = Arc::new(toolgate::state::MemoryStore::new());
+    let bytes = artifact(STATEFUL.as_bytes());
+    let one = serve(&s, &bytes, |c| c.store = Arc::clone(&store));
+    let two = serve(&s, &bytes, |c| c.store = Arc::clone(&store));
+    let push = r#"{"tool": "bash", "args": {"command": "git push"}, "scope": "conv1"}"#;
+    assert_eq!(post(&two.addr(), "/v1/decide", push).1["decision"], "ask");
+    let (code, g) = post(
+        &one.addr(),
+        "/v1/grants",
+        r#"{"source": "commit", "rank": 1, "scope": "conv1", "allow": "bash(git push:*)", "deny": ""}"#,
+    );
+    assert_eq!(code, 200, "{g}");
+    assert_eq!(g["granted"][0], "bash(git push:*)");
+    assert_eq!(post(&two.addr(), "/v1/decide", push).1["decision"], "allow");
+    let other = r#"{"tool": "bash", "args": {"command": "git push"}, "scope": "conv2"}"#;
+    assert_eq!(post(&two.addr(), "/v1/decide", other).1["decision"], "ask");
+    let (code, g) = post(&one.addr(), "/v1/grants", r#"{"allow": "read"}"#);
+    assert_eq!(code, 400);
+    assert!(g["error"].as_str().unwrap().contains("`source`"));
+}
+
+/// A DELETE with a JSON body over loopback TCP (the client has no DELETE):
+/// the status and the body.
+fn delete(addr: &Addr, path: &str, body: &str) -> (u16, Value) {
+    let Addr::Tcp(a) = addr else {
+        panic!("tcp only")
+    };
+    let mut s = std::net::TcpStream::connect_timeout(a, T).unwrap();
+    s.set_read_timeout(Some(T)).unwrap();
+    write!(
+        s,
+        "DELETE {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let code: u16 = out[9..12].parse().unwrap();
+    let json = &out[out.find("\r\n\r\n").unwrap() + 4..];
+    (code, serde_json::from_str(json).unwrap())
+}
+
+#[test]
+fn a_grant_set_is_revoked_by_source_and_scope() {
+    let s = Scratch::new("revoke");
+    let server = serve(&s, &artifact(STATEFUL.as_bytes()), |_| {});
+    let push = r#"{"tool": "bash", "args": {"command": "git push"}, "scope": "conv1"}"#;
+    let grant = r#"{"source": "commit", "rank": 1, "scope": "conv1", "allow": "bash(git push:*)"}"#;
+    assert_eq!(post(&server.addr(), "/v1/grants", grant).0, 200);
+    assert_eq!(
+        post(&server.addr(), "/v1/decide", push).1["decision"],
+        "allow"
+    );
+    // Another scope's revoke leaves it.
+    let (code, v) = delete(&server.addr(), "/v1/grants/commit", r#"{"scope": "conv2"}"#);
+    assert_eq!((code, v["revoked"].as_u64()), (200, Some(0)));
+    assert_eq!(
+        post(&server.addr(), "/v1/decide", push).1["decision"],
+        "allow"
+    );
+    let (code, v) = delete(&server.addr(), "/v1/grants/commit", r#"{"scope": "conv1"}"#);
+    assert_eq!((code, v["revoked"].as_u64()), (200, Some(1)));
+    assert_eq!(
+        post(&server.addr(), "/v1/decide", push).1["decision"],
+        "ask"
+    );
+}

@@ -10,8 +10,17 @@
 //! store across replicas (the server's Redis store implements the same
 //! trait, with each operation one script).
 
+mod agent;
 mod memory;
+mod record;
+mod review;
 mod store;
 
+pub use agent::{
+    trusted_source, Answer, Event, EventKind, GrantOutcome, Hook, HookDecision, Missing, Observer,
+    Reply, StateError, Supervisor, HELD_STOPPED,
+};
 pub use memory::MemoryStore;
+pub use record::{decider, record, VERDICT_NAMESPACE};
+pub use review::{DenialBound, PolicyReviewer, Review, Reviewer};
 pub use store::{Appended, Namespace, Pending, Store, StoreError};
