@@ -387,74 +387,7 @@ enum Command {
     /// reloaded when its file changes (or on `SIGHUP`).
     ///
     /// Example: `toolgate serve --bundle policy.tgb --listen 127.0.0.1:8181`
-    Serve {
-        /// A compiled artifact of any kind (rule lists, Claude Code
-        /// settings, a Rubric bundle, Authensor policies).
-        #[arg(long, required_unless_present = "policy", conflicts_with = "policy")]
-        bundle: Option<String>,
-        /// A policy document of any dialect, compiled at start (and at
-        /// every reload).
-        #[arg(long)]
-        policy: Option<String>,
-        /// Where to listen: `HOST:PORT` or `unix:PATH`; repeat for several.
-        /// A non-loopback address needs `--token-file`.
-        #[arg(long, default_value = toolgate_server::DEFAULT_LISTEN)]
-        listen: Vec<String>,
-        /// Where the admin endpoint (`POST /v1/reload`) listens.
-        #[arg(long)]
-        admin_listen: Option<String>,
-        /// Where Envoy's `ext_authz` gRPC service listens (`HOST:PORT`).
-        #[arg(long)]
-        grpc_listen: Option<String>,
-        /// A file holding the bearer token every request but the health
-        /// checks must carry (`Authorization: Bearer TOKEN`).
-        #[arg(long)]
-        token_file: Option<String>,
-        /// Append one JSON line per decision to this file.
-        #[arg(long)]
-        decision_log: Option<String>,
-        /// A JSON pointer into a call (`/args/command`) whose value the
-        /// decision log masks; repeat for several.
-        #[arg(long, requires = "decision_log")]
-        mask: Vec<String>,
-        /// A second artifact decided beside the first on every call: its
-        /// verdict is logged and counted where it differs, never enforced.
-        #[arg(long)]
-        shadow: Option<String>,
-        /// The largest request body, in bytes; a larger one is answered
-        /// with 413 and a deny.
-        #[arg(long, default_value_t = toolgate_server::DEFAULT_MAX_BODY)]
-        max_body_bytes: usize,
-        /// The most calls one batch may hold.
-        #[arg(long, default_value_t = DEFAULT_MAX_BATCH)]
-        max_batch: usize,
-        /// The most connections open at once on each listener.
-        #[arg(long, default_value_t = 1024)]
-        max_connections: usize,
-        /// Where state that outlives a decision is kept (Authensor sessions
-        /// named by `sessionId` alone): `memory` (this process), or
-        /// `redis://HOST:PORT/DB`, shared by every replica pointing at it.
-        #[arg(long, default_value = "memory")]
-        store: String,
-        /// The tenant whose namespace the store's keys are under.
-        #[arg(long, default_value = "default")]
-        tenant: String,
-        /// Seconds a session kept in Redis lives after its last write (0:
-        /// until deleted).
-        #[arg(long, default_value_t = 86_400)]
-        store_expiry: u64,
-        /// A fixed scope for the store's keys, so that sessions outlive a
-        /// policy reload; by default they are kept per artifact revision.
-        #[arg(long)]
-        store_scope: Option<String>,
-        /// Do not watch the artifact's file (reload on `SIGHUP` or
-        /// `POST /v1/reload` only).
-        #[arg(long)]
-        no_watch: bool,
-        /// The largest artifact accepted, in bytes.
-        #[arg(long, default_value_t = toolgate::artifact::DEFAULT_MAX_LEN)]
-        max_artifact_bytes: usize,
-    },
+    Serve(Serve),
     /// Run test files (a policy and the decisions its calls should get;
     /// `spec/testing.md`) and conformance files on every engine.
     ///
@@ -815,45 +748,7 @@ fn main() -> ExitCode {
             require_signature.as_deref(),
             signature.as_deref(),
         ),
-        Command::Serve {
-            bundle,
-            policy,
-            listen,
-            admin_listen,
-            grpc_listen,
-            token_file,
-            decision_log,
-            mask,
-            shadow,
-            max_body_bytes,
-            max_batch,
-            max_connections,
-            store,
-            tenant,
-            store_expiry,
-            store_scope,
-            no_watch,
-            max_artifact_bytes,
-        } => serve(Serve {
-            bundle,
-            policy,
-            listen,
-            admin_listen,
-            grpc_listen,
-            token_file,
-            decision_log,
-            mask,
-            shadow,
-            max_body_bytes,
-            max_batch,
-            max_connections,
-            store,
-            tenant,
-            store_expiry,
-            store_scope,
-            no_watch,
-            max_artifact_bytes,
-        }),
+        Command::Serve(flags) => serve(flags),
         Command::Test {
             files,
             engine,
@@ -1229,8 +1124,8 @@ fn check(path: &str, format: Option<Format>, host: Option<toolgate::check::Host>
         Ok(None) => {}
     }
     match build_policy(path, format) {
-        Ok(_) => {
-            if let (Some(host), Ok(policy)) = (host, load(path, format)) {
+        Ok((_, policy)) => {
+            if let Some(host) = host {
                 let text = read_text(path).unwrap_or_default();
                 for mut w in toolgate::check::host_mismatches(&policy, host) {
                     w.location.file = path.to_string();
@@ -1270,7 +1165,10 @@ fn checked(path: &str, what: &str) -> ExitCode {
 
 /// Reads and builds a toolgate policy file, printing what check said that
 /// did not stop the build, or the diagnostics that did.
-fn build_policy(path: &str, format: Option<Format>) -> Result<Engine<'static>, ExitCode> {
+fn build_policy(
+    path: &str,
+    format: Option<Format>,
+) -> Result<(Engine<'static>, toolgate::Policy), ExitCode> {
     let policy = load(path, format)?;
     let text = read_text(path).unwrap_or_default();
     match Engine::build_with(&policy, &registry()) {
@@ -1279,7 +1177,7 @@ fn build_policy(path: &str, format: Option<Format>) -> Result<Engine<'static>, E
                 emit(&w.clone().as_warning(), Some(&text));
                 warned();
             }
-            Ok(e)
+            Ok((e, policy))
         }
         Err(d) => Err(report(&d.in_file(path), &text)),
     }
@@ -1320,7 +1218,16 @@ fn compile(
                 Err(d) => return report(&d.in_file(path), ""),
             },
             Ok(None) => match build_policy(path, format) {
-                Ok(e) => e.to_bytes(),
+                Ok((e, policy)) => {
+                    // An artifact holds no guards: say so, or a policy
+                    // compiled and served would lose them without a word.
+                    if policy.guards.is_some() {
+                        eprintln!(
+                            "warning: `{path}` has a `guards` member, which the artifact does not hold: give the policy to `decide --guards` or `serve --guards` beside the artifact"
+                        );
+                    }
+                    e.to_bytes()
+                }
                 Err(code) => return code,
             },
         }
@@ -2781,15 +2688,7 @@ fn hook_arguments(text: &str, path: &str) -> Option<String> {
         Ok(g) => g,
         Err(why) => return Some(format!("the guards cannot be used: {why}")),
     };
-    let args = match toolgate::json::parse_strict(text) {
-        Ok(v) => v
-            .get("tool_input")
-            .map(ToString::to_string)
-            .unwrap_or_default(),
-        Err(e) => return Some(format!("the hook input is not JSON: {e}")),
-    };
-    let o = g.check_args(&toolgate::Args::from_json(&args));
-    (!o.allowed()).then_some(o.reason)
+    toolgate_server::hook::blocked_arguments(&g, text)
 }
 
 /// `toolgate scan`: findings (or the redacted content) of `file`, read in
@@ -3183,24 +3082,79 @@ fn hook(
 }
 
 /// The flags of `toolgate serve`.
+#[derive(clap::Args, Debug)]
 struct Serve {
+    /// A compiled artifact of any kind (rule lists, Claude Code
+    /// settings, a Rubric bundle, Authensor policies).
+    #[arg(long, required_unless_present = "policy", conflicts_with = "policy")]
     bundle: Option<String>,
+    /// A policy document of any dialect, compiled at start (and at
+    /// every reload).
+    #[arg(long)]
     policy: Option<String>,
+    /// Where to listen: `HOST:PORT` or `unix:PATH`; repeat for several.
+    /// A non-loopback address needs `--token-file`.
+    #[arg(long, default_value = toolgate_server::DEFAULT_LISTEN)]
     listen: Vec<String>,
+    /// Where the admin endpoint (`POST /v1/reload`) listens.
+    #[arg(long)]
     admin_listen: Option<String>,
+    /// Where Envoy's `ext_authz` gRPC service listens (`HOST:PORT`).
+    #[arg(long)]
     grpc_listen: Option<String>,
+    /// A file holding the bearer token every request but the health
+    /// checks must carry (`Authorization: Bearer TOKEN`).
+    #[arg(long)]
     token_file: Option<String>,
+    /// Append one JSON line per decision to this file.
+    #[arg(long)]
     decision_log: Option<String>,
+    /// A JSON pointer into a call (`/args/command`) whose value the
+    /// decision log masks; repeat for several.
+    #[arg(long, requires = "decision_log")]
     mask: Vec<String>,
+    /// A second artifact decided beside the first on every call: its
+    /// verdict is logged and counted where it differs, never enforced.
+    #[arg(long)]
     shadow: Option<String>,
+    /// A guard document (or a policy with a `guards` member) over every
+    /// call's arguments, in place of the policy's own member; read again
+    /// at every reload (`spec/guards.md` §5.1). Rule lists and Claude Code
+    /// settings only.
+    #[arg(long)]
+    guards: Option<String>,
+    /// The largest request body, in bytes; a larger one is answered
+    /// with 413 and a deny.
+    #[arg(long, default_value_t = toolgate_server::DEFAULT_MAX_BODY)]
     max_body_bytes: usize,
+    /// The most calls one batch may hold.
+    #[arg(long, default_value_t = DEFAULT_MAX_BATCH)]
     max_batch: usize,
+    /// The most connections open at once on each listener.
+    #[arg(long, default_value_t = 1024)]
     max_connections: usize,
+    /// Where state that outlives a decision is kept (Authensor sessions
+    /// named by `sessionId` alone): `memory` (this process), or
+    /// `redis://HOST:PORT/DB`, shared by every replica pointing at it.
+    #[arg(long, default_value = "memory")]
     store: String,
+    /// The tenant whose namespace the store's keys are under.
+    #[arg(long, default_value = "default")]
     tenant: String,
+    /// Seconds a session kept in Redis lives after its last write (0:
+    /// until deleted).
+    #[arg(long, default_value_t = 86_400)]
     store_expiry: u64,
+    /// A fixed scope for the store's keys, so that sessions outlive a
+    /// policy reload; by default they are kept per artifact revision.
+    #[arg(long)]
     store_scope: Option<String>,
+    /// Do not watch the artifact's file (reload on `SIGHUP` or
+    /// `POST /v1/reload` only).
+    #[arg(long)]
     no_watch: bool,
+    /// The largest artifact accepted, in bytes.
+    #[arg(long, default_value_t = toolgate::artifact::DEFAULT_MAX_LEN)]
     max_artifact_bytes: usize,
 }
 
@@ -3225,6 +3179,7 @@ fn serve(flags: Serve) -> ExitCode {
     let mut config = Config::new(source);
     // A shadow is an artifact or a document, recognised by shape.
     config.shadow = flags.shadow.map(|s| Source::Policy(s.into()));
+    config.guards = flags.guards.map(Into::into);
     for l in &flags.listen {
         match Addr::parse(l) {
             Ok(a) => config.listen.push(a),

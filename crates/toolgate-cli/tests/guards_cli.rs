@@ -456,3 +456,43 @@ fn decide_with_guards_guards_an_artifacts_calls() {
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("neither `bytes` nor `fields`"));
 }
+
+/// An artifact holds no guards: compiling a policy whose `guards` member
+/// would be lost says so, and a policy without one compiles silently.
+#[test]
+fn compile_warns_that_a_policys_guards_member_is_not_in_the_artifact() {
+    let with = tmp(
+        "compile-guards.json",
+        br#"{"default": "allow", "guards": {"deny": [{"name": "pipe", "literal": "| sh"}]}}"#,
+    );
+    let out = tmp("compile-guards.tgb", b"");
+    let o = run(
+        &[
+            "compile",
+            with.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        b"",
+    );
+    assert!(o.status.success(), "{o:?}");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("warning") && err.contains("`guards` member") && err.contains("--guards"),
+        "{err}"
+    );
+    let without = tmp("compile-plain.json", br#"{"default": "allow"}"#);
+    let o = run(
+        &[
+            "compile",
+            without.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+        b"",
+    );
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(o.status.success() && !err.contains("warning"), "{err}");
+}

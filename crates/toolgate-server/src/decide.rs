@@ -109,7 +109,7 @@ pub(crate) fn decide_stateful(
     }
     let batch = text.trim_start().starts_with('[');
     match &loaded.decider {
-        Decider::Rules(e) => decide_calls(text, batch, intake, &|c| c, e),
+        Decider::Rules(e) => decide_calls(text, batch, intake, &|c| c, e, loaded.guards.as_deref()),
         Decider::ClaudeCode(e, project) => {
             let prep = |mut c: Call| {
                 if c.cwd.is_none() {
@@ -117,7 +117,7 @@ pub(crate) fn decide_stateful(
                 }
                 toolgate::claude::prepare_call(c)
             };
-            decide_calls(text, batch, intake, &prep, e)
+            decide_calls(text, batch, intake, &prep, e, loaded.guards.as_deref())
         }
         Decider::Rubric(e) => each(text, batch, intake, &|one| {
             let request = match one {
@@ -148,17 +148,23 @@ pub(crate) fn decide_stateful(
 }
 
 /// Rule lists: one call through `would`, a batch through `batch` (so that
-/// an ask holds the batch's allows), as `decide` answers a line.
+/// an ask holds the batch's allows), as `decide` answers a line; with
+/// `guards` folded in as `decide --guards` folds them.
 fn decide_calls(
     text: &str,
     batch: bool,
     intake: Intake,
     prep: &dyn Fn(Call) -> Call,
     e: &toolgate::Engine<'_>,
+    guards: Option<&toolgate::guards::Guards>,
 ) -> Value {
+    let would = |c: &Call| match guards {
+        Some(g) => g.fold_would(c, &|c| e.would(c)),
+        None => e.would(c),
+    };
     if !batch {
         return match Call::from_json(text).map(prep) {
-            Ok(call) => explained(e, &call, &e.would(&call), intake.explain),
+            Ok(call) => explained(e, &call, &would(&call), intake.explain),
             Err(e) => call_unreadable(&format!("the body is not a JSON call: {e}")),
         };
     }
@@ -175,8 +181,12 @@ fn decide_calls(
             }
         }
     }
+    let verdicts = match guards {
+        Some(g) => g.fold_batch(&calls, &|cs| e.decide_batch(cs), &|c| e.would(c)),
+        None => e.decide_batch(&calls),
+    };
     Value::Array(
-        e.decide_batch(&calls)
+        verdicts
             .iter()
             .zip(&calls)
             .map(|(v, c)| explained(e, c, v, intake.explain))

@@ -15,6 +15,21 @@ pub fn answer_line(decision: Decision, reason: &str) -> String {
     format!("{}\n", answer(decision, reason))
 }
 
+/// Why `guards` block the `tool_input` of the hook payload `text`, if they
+/// do: checked before the policy, as `hook claude-code --guards` checks
+/// it. A payload that is not JSON is blocked, saying so.
+pub fn blocked_arguments(guards: &toolgate::guards::Guards, text: &str) -> Option<String> {
+    let args = match toolgate::json::parse_strict(text) {
+        Ok(v) => v
+            .get("tool_input")
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        Err(e) => return Some(format!("the hook input is not JSON: {e}")),
+    };
+    let o = guards.check_args(&toolgate::Args::from_json(&args));
+    (!o.allowed()).then_some(o.reason)
+}
+
 /// The answer to a hook payload: a deny for anything that cannot be read
 /// or decided.
 pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
@@ -23,6 +38,13 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
             Decision::Deny,
             &format!("the hook input holds more than {VALUE_LIMIT} JSON values"),
         );
+    }
+    if let Some(why) = loaded
+        .guards
+        .as_deref()
+        .and_then(|g| blocked_arguments(g, text))
+    {
+        return answer_line(Decision::Deny, &why);
     }
     let payload = match Payload::from_json(text) {
         Ok(p) => p,

@@ -31,6 +31,8 @@ pub(crate) struct Shared {
     pub(crate) shadow: Option<ArcSwap<Loaded>>,
     pub(crate) source: Source,
     pub(crate) shadow_source: Option<Source>,
+    /// `--guards`, read again at every load.
+    pub(crate) guards: Option<std::path::PathBuf>,
     pub(crate) load: toolgate::artifact::LoadOptions,
     pub(crate) metrics: Metrics,
     pub(crate) log: Option<DecisionLog>,
@@ -66,6 +68,7 @@ impl Shared {
             shadow: shadow.map(ArcSwap::from_pointee),
             source: config.source.clone(),
             shadow_source: config.shadow.clone(),
+            guards: config.guards.clone(),
             load: config.load,
             metrics: Metrics::new(),
             log,

@@ -129,6 +129,10 @@ pub struct Config {
     /// A second artifact decided beside the first on every call, logged
     /// and counted where it differs, never enforced.
     pub shadow: Option<Source>,
+    /// A guard document (or a policy with a `guards` member) over every
+    /// call's arguments, in place of a policy document's own member; read
+    /// again at every reload. Rule lists and Claude Code settings only.
+    pub guards: Option<PathBuf>,
     /// The decision listeners; [`DEFAULT_LISTEN`] when empty.
     pub listen: Vec<Addr>,
     /// The admin listener (`POST /v1/reload`), if any.
@@ -214,6 +218,7 @@ impl Config {
         Config {
             source,
             shadow: None,
+            guards: None,
             listen: Vec::new(),
             admin_listen: None,
             grpc_listen: None,
@@ -411,12 +416,16 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
     }
     let source = config.source.clone();
     let load = config.load;
-    let first = tokio::task::spawn_blocking(move || Loaded::read(&source, &load))
-        .await
-        .map_err(|e| ServeError::Runtime(e.to_string()))??;
+    let guards = config.guards.clone();
+    let first = tokio::task::spawn_blocking(move || {
+        Loaded::read_guarded(&source, guards.as_deref(), &load)
+    })
+    .await
+    .map_err(|e| ServeError::Runtime(e.to_string()))??;
+    let guards = config.guards.clone();
     let shadow = match config.shadow.clone() {
         Some(s) => Some(
-            tokio::task::spawn_blocking(move || Loaded::read(&s, &load))
+            tokio::task::spawn_blocking(move || Loaded::read_guarded(&s, guards.as_deref(), &load))
                 .await
                 .map_err(|e| ServeError::Runtime(e.to_string()))??,
         ),

@@ -4,9 +4,11 @@
 
 use crate::ServeError;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 use toolgate::artifact::LoadOptions;
 use toolgate::authensor::AuthensorEngine;
+use toolgate::guards::Guards;
 use toolgate::open::{EngineBuilder, Format, Opened};
 use toolgate::rubric::RubricEngine;
 use toolgate::Engine;
@@ -61,6 +63,9 @@ pub struct Loaded {
     /// Claude Code settings read as a document: what it takes to lower them
     /// again under the permission mode a hook payload names.
     pub(crate) modes: Option<Modes>,
+    /// The content guards over every call's arguments (`spec/guards.md`
+    /// §5.1): `--guards`, else the policy document's `guards` member.
+    pub(crate) guards: Option<Arc<Guards>>,
 }
 
 /// Claude Code settings served from their document, and the engines built
@@ -189,14 +194,36 @@ impl Loaded {
             options: *options,
             built: std::sync::Mutex::new(Vec::new()),
         });
-        Ok(Loaded {
+        let guards = match source {
+            Source::Policy(_) if kind == "rules" => document_guards(bytes).map_err(refused)?,
+            _ => None,
+        };
+        let mut loaded = Loaded {
             decider,
             revision,
             kind,
             loaded_at,
             rules,
             modes,
-        })
+            guards: None,
+        };
+        if let Some((g, text)) = guards {
+            loaded.guard(g, &text);
+        }
+        Ok(loaded)
+    }
+
+    /// Puts `guards` over every call's arguments, in place of a document's
+    /// own; `text` is what they were read from. The revision names the
+    /// guards too, so a reload that changes only the guards is swapped in
+    /// and an answer names what decided it.
+    fn guard(&mut self, guards: Guards, text: &[u8]) {
+        self.guards = Some(Arc::new(guards));
+        let base = self
+            .revision
+            .split_once("+guards-")
+            .map_or(self.revision.as_str(), |(r, _)| r);
+        self.revision = format!("{base}+guards-{:016x}", fnv(text));
     }
 
     /// Reads `source` from disk into memory (never mapped: a writer that
@@ -209,6 +236,48 @@ impl Loaded {
     pub fn read(source: &Source, options: &LoadOptions) -> Result<Loaded, ServeError> {
         let bytes = read_bounded(source.path(), options.limit())?;
         Loaded::from_bytes(source, &bytes, options)
+    }
+
+    /// As [`Loaded::read`], with the guard document at `guards` (or a
+    /// policy's `guards` member) over every call in place of the source's
+    /// own. The guards are read again at every load, so a reload picks up
+    /// their changes.
+    ///
+    /// # Errors
+    ///
+    /// As [`Loaded::read`]; [`ServeError::Read`] when the guards cannot be
+    /// read, [`ServeError::Artifact`] naming the guard file when they do not
+    /// build or the artifact's kind takes no guards.
+    pub fn read_guarded(
+        source: &Source,
+        guards: Option<&Path>,
+        options: &LoadOptions,
+    ) -> Result<Loaded, ServeError> {
+        let mut loaded = Loaded::read(source, options)?;
+        let Some(path) = guards else {
+            return Ok(loaded);
+        };
+        let refused = |why: String| ServeError::Artifact {
+            path: path.display().to_string(),
+            why,
+        };
+        if !matches!(loaded.decider, Decider::Rules(_) | Decider::ClaudeCode(..)) {
+            return Err(refused(format!(
+                "guards apply to rule lists and Claude Code settings, and the server decides with a {} artifact: drop `--guards` (a Rubric bundle guards its requests through its own DLP fields)",
+                loaded.kind
+            )));
+        }
+        let text = read_bounded(path, GUARDS_LIMIT)?;
+        let guards = toolgate::json::parse_document(&String::from_utf8_lossy(&text))
+            .map_err(|e| e.to_string())
+            .and_then(|v| {
+                toolgate::guards::Document::from_value(v)
+                    .and_then(|d| Guards::build(&d))
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| refused(format!("the guards cannot be used: {e}")))?;
+        loaded.guard(guards, &text);
+        Ok(loaded)
     }
 }
 
@@ -225,6 +294,28 @@ pub(crate) fn read_bounded(path: &Path, max: usize) -> Result<Vec<u8>, ServeErro
             why: error.to_string(),
         },
     })
+}
+
+/// The largest guard document `--guards` reads.
+const GUARDS_LIMIT: usize = 16 << 20;
+
+/// The guards of a policy document's `guards` member, and the member's
+/// text for the revision.
+fn document_guards(bytes: &[u8]) -> Result<Option<(Guards, Vec<u8>)>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "the policy is not UTF-8".to_string())?;
+    let policy = match Format::detect(bytes) {
+        Format::PolicyToml => toolgate::Policy::from_toml(text),
+        _ => toolgate::Policy::from_json(text),
+    }
+    .map_err(|e| e.to_string())?;
+    let Some(member) = policy.guards else {
+        return Ok(None);
+    };
+    let key = member.to_string().into_bytes();
+    toolgate::guards::Document::from_value(member)
+        .and_then(|d| Guards::build(&d))
+        .map(|g| Some((g, key)))
+        .map_err(|e| format!("the policy's `guards` member cannot be used: {e}"))
 }
 
 /// FNV-1a, for the revision of a document that compiles to no artifact.

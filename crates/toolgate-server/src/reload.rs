@@ -19,12 +19,19 @@ pub(crate) async fn reload(state: Arc<Shared>) -> Result<String, ServeError> {
     let _one = state.reloading.lock().await;
     let source = state.source.clone();
     let load = state.load;
-    let read = tokio::task::spawn_blocking(move || Loaded::read(&source, &load))
-        .await
-        .map_err(|e| ServeError::Runtime(e.to_string()))
-        .and_then(|r| r);
+    let guards = state.guards.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        Loaded::read_guarded(&source, guards.as_deref(), &load)
+    })
+    .await
+    .map_err(|e| ServeError::Runtime(e.to_string()))
+    .and_then(|r| r);
     if let (Some(slot), Some(source)) = (&state.shadow, state.shadow_source.clone()) {
-        let shadow = tokio::task::spawn_blocking(move || Loaded::read(&source, &load)).await;
+        let guards = state.guards.clone();
+        let shadow = tokio::task::spawn_blocking(move || {
+            Loaded::read_guarded(&source, guards.as_deref(), &load)
+        })
+        .await;
         match shadow {
             Ok(Ok(s)) if s.revision != slot.load().revision => slot.store(Arc::new(s)),
             Ok(Ok(_)) => {}

@@ -9,7 +9,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{json, Value};
-use toolgate::state::{Answer, Namespace, Reply, StateError, Store, Supervisor};
+use toolgate::state::{Answer, HookDecision, Namespace, Reply, StateError, Store, Supervisor};
 use toolgate::{Call, RuleLists, RuleSet, Source};
 
 use crate::decide::Intake;
@@ -44,13 +44,30 @@ impl StateHub {
                 return Some(Arc::clone(s));
             }
         }
-        let s = Arc::new(Supervisor::new(
+        let mut s = Supervisor::new(
             Arc::new(engine.clone()),
             Arc::clone(&self.store),
             Namespace::new("default", "rules"),
-        ));
+        );
+        if let Some(g) = &loaded.guards {
+            s = s.with_hook(guards_hook(Arc::clone(g)));
+        }
+        let s = Arc::new(s);
         *slot = Some((loaded.revision.clone(), Arc::clone(&s)));
         Some(s)
+    }
+}
+
+/// The guards as the supervisor's hook: folded in before the hold, as
+/// `Guarded` folds them, naming the guard's rule.
+fn guards_hook(guards: Arc<toolgate::guards::Guards>) -> impl toolgate::state::Hook {
+    move |c: &Call| {
+        guards.verdict(c).map(|v| HookDecision {
+            decision: v.decision,
+            reason: v.reason,
+            by: v.by,
+            rule: v.rule,
+        })
     }
 }
 

@@ -875,3 +875,144 @@ fn a_grant_set_is_revoked_by_source_and_scope() {
         "ask"
     );
 }
+
+/// A policy document's `guards` member applies to `/v1/decide` as it does
+/// to `decide --policy` (`spec/guards.md` §5.1): on the state path and the
+/// explained one alike, the blocked call is denied naming the guard's rule,
+/// holds none of its siblings, and a policy deny keeps its own rule.
+#[test]
+fn a_policys_guards_member_is_folded_into_every_decision() {
+    let s = Scratch::new("policy-guards");
+    let doc = r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "command"}},
+        "allow": "bash(ls:*)", "deny": "bash(rm:*)",
+        "guards": {"deny": [{"name": "pipe", "literal": "| sh"}]}}"#;
+    let path = s.path("policy.json");
+    std::fs::write(&path, doc).unwrap();
+    let mut c = Config::new(Source::Policy(path));
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.watch = false;
+    let server = Server::start(c);
+    let st = status(&server.addr());
+    let rev = st["revision"].as_str().unwrap().to_string();
+    assert!(rev.contains("+guards-"), "{rev}");
+    for path in ["/v1/decide", "/v1/decide?explain=true"] {
+        let (code, v) = post(
+            &server.addr(),
+            path,
+            r#"{"tool": "bash", "args": {"command": "ls | sh"}}"#,
+        );
+        assert_eq!(code, 200, "{path}");
+        assert_eq!(v["decision"], "deny", "{path}: {v}");
+        assert_eq!(v["rule"], "guards/deny/pipe", "{path}: {v}");
+        assert_eq!(v["by"], "guard", "{path}: {v}");
+        assert_eq!(v["revision"], rev.as_str());
+        let (_, v) = post(
+            &server.addr(),
+            path,
+            r#"{"tool": "bash", "args": {"command": "rm x | sh"}}"#,
+        );
+        assert_eq!(v["rule"], "bash(rm:*)", "{path}: {v}");
+        // A blocked call asks nothing: the allowed sibling is held by the
+        // asked one alone, and without the asked one nothing is held.
+        let (_, v) = post(
+            &server.addr(),
+            path,
+            r#"[{"tool": "bash", "args": {"command": "ls"}},
+                {"tool": "bash", "args": {"command": "ls | sh"}}]"#,
+        );
+        assert_eq!(v[0]["decision"], "allow", "{path}: {v}");
+        assert_eq!(v[0]["held"], Value::Null, "{path}: {v}");
+        assert_eq!(v[1]["rule"], "guards/deny/pipe", "{path}: {v}");
+        let (_, v) = post(
+            &server.addr(),
+            path,
+            r#"[{"tool": "bash", "args": {"command": "ls"}},
+                {"tool": "bash", "args": {"command": "ls | sh"}},
+                {"tool": "bash", "args": {"command": "make"}}]"#,
+        );
+        assert_eq!(v[0]["held"], true, "{path}: {v}");
+        assert_eq!(v[1]["decision"], "deny", "{path}: {v}");
+        assert_eq!(v[2]["decision"], "ask", "{path}: {v}");
+    }
+}
+
+/// `--guards FILE` replaces the policy's member, applies to an artifact
+/// (which holds no guards), reaches Claude Code's hook before the policy,
+/// and is read again at a reload, which names a new revision; an artifact
+/// kind that takes no guards is refused at start.
+#[test]
+fn guards_given_to_the_server_apply_to_an_artifact_and_reload_with_it() {
+    let s = Scratch::new("serve-guards");
+    let bytes = artifact(POLICY.as_bytes());
+    let guards = s.path("guards.json");
+    std::fs::write(
+        &guards,
+        r#"{"deny": [{"name": "curl", "literal": "curl "}]}"#,
+    )
+    .unwrap();
+    let g = guards.clone();
+    let server = serve(&s, &bytes, |c| {
+        c.guards = Some(g);
+        c.admin_listen = Some(Addr::parse("127.0.0.1:0").unwrap());
+    });
+    let first = status(&server.addr())["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(first.starts_with(&revision(&bytes)), "{first}");
+    assert_ne!(first, revision(&bytes));
+    let call = r#"{"tool": "bash", "args": {"command": "ls; curl x"}}"#;
+    let (_, v) = post(&server.addr(), "/v1/decide", call);
+    assert_eq!(v["rule"], "guards/deny/curl", "{v}");
+    let payload = r#"{"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "curl x"}, "cwd": "/tmp"}"#;
+    let (_, h) = post(&server.addr(), "/v1/hooks/claude-code", payload);
+    let out = &h["hookSpecificOutput"];
+    assert_eq!(out["permissionDecision"], "deny", "{h}");
+    assert!(
+        out["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("deny/curl"),
+        "{h}"
+    );
+    std::fs::write(
+        &guards,
+        r#"{"deny": [{"name": "wget", "literal": "wget "}]}"#,
+    )
+    .unwrap();
+    let (code, v) = post(&server.admin(), "/v1/reload", "");
+    assert_eq!(code, 200, "{v}");
+    let second = v["revision"].as_str().unwrap().to_string();
+    assert_ne!(second, first);
+    let (_, v) = post(&server.addr(), "/v1/decide", call);
+    assert_eq!(v["decision"], "allow", "{v}");
+    let (_, v) = post(
+        &server.addr(),
+        "/v1/decide",
+        r#"{"tool": "bash", "args": {"command": "ls; wget x"}}"#,
+    );
+    assert_eq!(v["rule"], "guards/deny/wget", "{v}");
+    drop(server);
+
+    let rubric = artifact(&std::fs::read(examples("bundle.json")).unwrap());
+    let path = s.path("rubric.tgb");
+    std::fs::write(&path, rubric).unwrap();
+    let mut c = Config::new(Source::Bundle(path));
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.watch = false;
+    c.guards = Some(guards);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = rt
+        .block_on(toolgate_server::start(c))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("guards.json") && err.contains("rubric"),
+        "{err}"
+    );
+}

@@ -505,6 +505,7 @@ fn a_stricter_hook_replaces_the_rules_reason_and_decider_before_the_hold() -> R 
             decision: Decision::Ask,
             reason: "metered: reads cost money".into(),
             by: "hook",
+            rule: None,
         })
     });
     let v = sup.decide_batch(
@@ -528,6 +529,7 @@ fn a_hook_that_blocks_an_asked_call_leaves_nothing_held() -> R {
                 decision: Decision::Ask,
                 reason: "weaker".into(),
                 by: "hook",
+                rule: None,
             })
         })
         .with_hook(|c: &Call| {
@@ -535,6 +537,7 @@ fn a_hook_that_blocks_an_asked_call_leaves_nothing_held() -> R {
                 decision: Decision::Deny,
                 reason: "edits are frozen".into(),
                 by: "hook",
+                rule: None,
             })
         });
     let v = sup.decide_batch(

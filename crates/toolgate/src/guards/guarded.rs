@@ -72,46 +72,70 @@ impl Guards {
     }
 }
 
-impl<E: Evaluator> Evaluator for Guarded<E> {
-    fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
-        let blocked: Vec<Option<Verdict>> = calls.iter().map(|c| self.guards.verdict(c)).collect();
-        if blocked.iter().all(Option::is_none) {
-            return self.inner.decide_batch(calls);
+impl Guards {
+    /// `call`'s verdict from `policy` (the verdict it gets on its own) with
+    /// the guards folded in: a policy deny stands, with its rule; otherwise
+    /// a guard that blocks the arguments denies.
+    pub fn fold_would(&self, call: &Call, policy: &dyn Fn(&Call) -> Verdict) -> Verdict {
+        let v = policy(call);
+        if v.decision == Decision::Deny {
+            return v;
         }
-        // The hold is decided among the calls the guards let through: a
-        // blocked call asks nothing, so it holds nothing.
+        self.verdict(call).unwrap_or(v)
+    }
+
+    /// A batch's verdicts with the guards folded in before the hold: the
+    /// calls the guards let through are decided together by `batch` (so an
+    /// ask among them holds their allows), and a blocked call, which asks
+    /// nothing, holds none of them. `policy` decides a blocked call on its
+    /// own, so that a policy deny keeps its rule.
+    pub fn fold_batch(
+        &self,
+        calls: &[Call],
+        batch: &dyn Fn(&[Call]) -> Vec<Verdict>,
+        policy: &dyn Fn(&Call) -> Verdict,
+    ) -> Vec<Verdict> {
+        let blocked: Vec<Option<Verdict>> = calls.iter().map(|c| self.verdict(c)).collect();
+        if blocked.iter().all(Option::is_none) {
+            return batch(calls);
+        }
         let open: Vec<Call> = calls
             .iter()
             .zip(&blocked)
             .filter(|(_, b)| b.is_none())
             .map(|(c, _)| c.clone())
             .collect();
-        let mut decided = self.inner.decide_batch(&open).into_iter();
-        let mut out = Vec::with_capacity(calls.len());
-        for (call, b) in calls.iter().zip(blocked) {
-            match b {
+        let mut decided = batch(&open).into_iter();
+        calls
+            .iter()
+            .zip(blocked)
+            .map(|(call, b)| match b {
                 Some(g) => {
-                    let policy = self.inner.would(call);
-                    out.push(if policy.decision == Decision::Deny {
-                        policy
+                    let v = policy(call);
+                    if v.decision == Decision::Deny {
+                        v
                     } else {
                         g
-                    });
+                    }
                 }
-                None => out.push(decided.next().unwrap_or_else(|| {
+                None => decided.next().unwrap_or_else(|| {
                     Verdict::new(Decision::Deny, "the batch could not be decided")
-                })),
-            }
-        }
-        out
+                }),
+            })
+            .collect()
+    }
+}
+
+impl<E: Evaluator> Evaluator for Guarded<E> {
+    fn decide_batch(&self, calls: &[Call]) -> Vec<Verdict> {
+        self.guards
+            .fold_batch(calls, &|cs| self.inner.decide_batch(cs), &|c| {
+                self.inner.would(c)
+            })
     }
 
     fn would(&self, call: &Call) -> Verdict {
-        let policy = self.inner.would(call);
-        if policy.decision == Decision::Deny {
-            return policy;
-        }
-        self.guards.verdict(call).unwrap_or(policy)
+        self.guards.fold_would(call, &|c| self.inner.would(c))
     }
 
     fn grant_set(&mut self, set: &RuleSet, scope: Option<&str>) -> Grant {

@@ -217,6 +217,9 @@ pub struct HookDecision {
     pub reason: String,
     /// Who decided, for the record (`hook` unless the host says).
     pub by: &'static str,
+    /// The rule that decided, when the hook has one to name (a guard's
+    /// `guards/<rule>`); `None` names no rule.
+    pub rule: Option<RuleRef>,
 }
 
 /// A product's own before-tool-call hook, folded into the policy's
@@ -552,7 +555,7 @@ impl Supervisor {
                 v.decision = h.decision;
                 v.reason = h.reason;
                 v.by = h.by;
-                v.rule = None;
+                v.rule = h.rule;
             }
         }
         v
