@@ -467,22 +467,35 @@ impl<'a> AuthensorEngine<'a> {
             out: Vec::new(),
             budget,
         };
-        let mut offs = Vec::with_capacity(n + 1);
+        // A session repeats a few action types many times: each distinct
+        // one is walked once and the others share its tokens. Only the
+        // first few distinct types are looked up, so the lookup stays
+        // within a constant per action.
+        let mut distinct: Vec<(&str, (usize, usize))> = Vec::new();
+        let mut spans = Vec::with_capacity(n);
         for i in 0..n {
-            offs.push(sink.out.len());
+            let a = action(i);
+            if let Some((_, span)) = distinct.iter().find(|(d, _)| *d == a) {
+                spans.push(*span);
+                continue;
+            }
             sink.gen += 1;
             let start = sink.out.len();
-            c.walk_tokens(action(i), &mut sink);
+            c.walk_tokens(a, &mut sink);
             if let Some(list) = sink.out.get_mut(start..) {
                 list.sort_unstable();
             }
+            let span = (start, sink.out.len());
+            spans.push(span);
+            if distinct.len() < DISTINCT_ACTIONS {
+                distinct.push((a, span));
+            }
         }
-        offs.push(sink.out.len());
         if budget.exhausted() {
             return None;
         }
         Some(Tokens {
-            offs,
+            spans,
             toks: sink.out,
         })
     }
@@ -539,16 +552,22 @@ struct SessionState {
 
 /// The tokens of each action: `toks[offs[i]..offs[i + 1]]`, sorted.
 struct Tokens {
-    offs: Vec<usize>,
+    /// Each action's tokens, as a range of `toks` (actions of one type
+    /// share theirs).
+    spans: Vec<(usize, usize)>,
     toks: Vec<u32>,
 }
 
+/// How many distinct action types of a session [`Tokens`] shares tokens
+/// between.
+const DISTINCT_ACTIONS: usize = 16;
+
 impl Tokens {
     fn of(&self, i: usize) -> &[u32] {
-        match (self.offs.get(i), self.offs.get(i + 1)) {
-            (Some(&a), Some(&b)) => self.toks.get(a..b).unwrap_or_default(),
-            _ => &[],
-        }
+        self.spans
+            .get(i)
+            .and_then(|&(a, b)| self.toks.get(a..b))
+            .unwrap_or_default()
     }
 }
 

@@ -143,8 +143,49 @@ pub struct KeptSessions {
     seen: Mutex<HashMap<(Namespace, String), History>>,
 }
 
-/// A session's action records, oldest first.
-type History = Vec<Vec<u8>>;
+/// A session's actions, oldest first, as read from the store's records
+/// once: the types and scores are lent to the envelope as its session
+/// while it is decided, and taken back after, so a decision on a copy this
+/// replica remembers reads no record and copies no action.
+#[derive(Debug, Default)]
+struct History {
+    session: Session,
+    /// Each action's declared cost and currency, beside the session's.
+    costs: Vec<(Option<f64>, Option<String>)>,
+}
+
+impl History {
+    /// Reads the store's records.
+    fn read(id: &str, records: &[Vec<u8>]) -> Result<History, StoreError> {
+        if records.len() > MAX_HISTORY {
+            return Err(too_long(id, records.len()));
+        }
+        let mut h = History::default();
+        for r in records {
+            h.push(StoredAction::from_record(r)?);
+        }
+        Ok(h)
+    }
+
+    fn len(&self) -> usize {
+        self.session.actions.len()
+    }
+
+    fn push(&mut self, a: StoredAction) {
+        self.session.actions.push(a.action_type);
+        self.session.risk_scores.push(a.risk_score);
+        self.costs.push((a.cost, a.currency));
+    }
+
+    /// What the session spent in `currency`.
+    fn spent(&self, currency: Option<&str>) -> f64 {
+        self.costs
+            .iter()
+            .filter(|(_, c)| c.as_deref() == currency)
+            .map(|(cost, _)| cost.unwrap_or(0.0))
+            .sum()
+    }
+}
 
 /// What one decision on a kept session cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -202,21 +243,48 @@ impl KeptSessions {
         let remembered = self.seen.lock().ok().and_then(|mut m| m.remove(&key));
         let mut fresh = false;
         let mut history = remembered.unwrap_or_default();
-        let record = StoredAction::of(env).to_record();
+        let action = StoredAction::of(env);
+        let record = action.to_record();
+        // Only the value is copied: the session is the history's own, lent.
+        let mut loaded = Envelope {
+            value: env.value().clone(),
+            session: None,
+            error: None,
+        };
         for _ in 0..MAX_ATTEMPTS {
-            let loaded = match with_history(env, &id, &history) {
-                Ok(l) => l,
-                Err(e) => return (AuthensorResult::fail_closed(e.to_string()), trips),
-            };
+            if history.len() > MAX_HISTORY {
+                let e = too_long(&id, history.len());
+                return (AuthensorResult::fail_closed(e.to_string()), trips);
+            }
+            if let Some(own) = action.cost {
+                let total = own + history.spent(action.currency.as_deref());
+                if let Some(c) = loaded
+                    .value
+                    .get_mut("constraints")
+                    .and_then(Value::as_object_mut)
+                {
+                    // A total that overflows to infinity has no JSON
+                    // number: it is above every budget, so the largest
+                    // finite one stands for it.
+                    let total = serde_json::Number::from_f64(total)
+                        .map_or_else(|| Value::from(f64::MAX), Value::Number);
+                    c.insert("maxAmount".into(), total);
+                }
+            }
+            let mut session = std::mem::take(&mut history.session);
+            session.session_id = Some(id.clone());
+            session.stored = false;
+            loaded.session = Some(session);
             trips.decisions += 1;
             let r = engine.decide(&loaded);
+            history.session = loaded.session.take().unwrap_or_default();
             if r.outcome != Effect::Allow {
                 if fresh {
                     self.remember(key, history);
                     return (r, trips);
                 }
                 trips.store_calls += 1;
-                match store.history(ns, &id) {
+                match store.history(ns, &id).and_then(|h| History::read(&id, &h)) {
                     Ok(h) => history = h,
                     Err(e) => return (unreachable(&e), trips),
                 }
@@ -226,12 +294,15 @@ impl KeptSessions {
             trips.store_calls += 1;
             match store.append_if(ns, &id, history.len(), &record) {
                 Ok(Appended::Done) => {
-                    history.push(record);
+                    history.push(action);
                     self.remember(key, history);
                     return (r, trips);
                 }
                 Ok(Appended::Stale(h)) => {
-                    history = h;
+                    history = match History::read(&id, &h) {
+                        Ok(h) => h,
+                        Err(e) => return (AuthensorResult::fail_closed(e.to_string()), trips),
+                    };
                     fresh = true;
                 }
                 Err(e) => return (unreachable(&e), trips),
@@ -256,55 +327,14 @@ impl KeptSessions {
     }
 }
 
-fn unreachable(e: &StoreError) -> AuthensorResult {
-    AuthensorResult::fail_closed(format!("{e} (fail-closed)"))
+fn too_long(id: &str, n: usize) -> StoreError {
+    StoreError::Corrupt(format!(
+        "the session `{id}` holds {n} actions, more than {MAX_HISTORY}; forget it or let it expire"
+    ))
 }
 
-/// `env` with its session's history filled from `records`, and its
-/// declared cost replaced by the session's running total in its currency,
-/// so that a budget is checked against what the session spent with this
-/// action included.
-fn with_history(env: &Envelope, id: &str, records: &[Vec<u8>]) -> Result<Envelope, StoreError> {
-    if records.len() > MAX_HISTORY {
-        return Err(StoreError::Corrupt(format!(
-            "the session `{id}` holds {} actions, more than {MAX_HISTORY}; forget it or let it expire",
-            records.len()
-        )));
-    }
-    let mut actions = Vec::with_capacity(records.len());
-    let mut risk_scores = Vec::with_capacity(records.len());
-    let own_currency = currency(env);
-    let mut spent = 0.0f64;
-    for r in records {
-        let a = StoredAction::from_record(r)?;
-        if a.currency == own_currency {
-            spent += a.cost.unwrap_or(0.0);
-        }
-        actions.push(a.action_type);
-        risk_scores.push(a.risk_score);
-    }
-    let mut value = env.value().clone();
-    if let Some(own) = cost(env) {
-        let total = serde_json::Number::from_f64(own + spent).map(Value::Number);
-        if let Some(c) = value.get_mut("constraints").and_then(Value::as_object_mut) {
-            // A total that overflows to infinity has no JSON number: it is
-            // above every budget, so the largest finite one stands for it.
-            c.insert(
-                "maxAmount".into(),
-                total.unwrap_or_else(|| Value::from(f64::MAX)),
-            );
-        }
-    }
-    Ok(Envelope {
-        value,
-        session: Some(Session {
-            session_id: Some(id.to_string()),
-            actions,
-            risk_scores,
-            stored: false,
-        }),
-        error: None,
-    })
+fn unreachable(e: &StoreError) -> AuthensorResult {
+    AuthensorResult::fail_closed(format!("{e} (fail-closed)"))
 }
 
 #[cfg(test)]
