@@ -759,13 +759,42 @@ fn scan_finds_a_secret_by_its_span_and_never_echoes_it() {
 const STATEFUL: &str = r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "command"}},
     "allow": "bash(ls:*)", "deny": "bash(rm:*)", "ask": "bash(git push:*)"}"#;
 
+/// Hands out handles on one store, each one a replica's.
+type Open<'a> = &'a dyn Fn() -> Arc<dyn toolgate::state::Store>;
+
+/// One memory store shared by every replica of a test.
+fn memory() -> impl Fn() -> Arc<dyn toolgate::state::Store> {
+    let store: Arc<dyn toolgate::state::Store> = Arc::new(toolgate::state::MemoryStore::new());
+    move || Arc::clone(&store)
+}
+
 #[test]
 fn deferred_calls_are_remembered_and_released_through_a_replica_on_the_same_store() {
-    let s = Scratch::new("state");
-    let store: Arc<dyn toolgate::state::Store> = Arc::new(toolgate::state::MemoryStore::new());
+    deferred_then_released_through_the_other_replica("state", &memory());
+}
+
+#[test]
+fn a_grant_set_made_through_one_replica_is_in_force_on_the_other() {
+    granted_through_one_replica_in_force_on_the_other("grants", &memory());
+}
+
+/// The two checks above on one real Redis, each replica with a store of
+/// its own opened as `--store redis://…` opens it.
+#[test]
+fn two_replicas_on_one_redis_release_and_grant_through_each_other() {
+    let Some(redis) = toolgate_testing::redis::Server::start() else {
+        return;
+    };
+    let open = || toolgate_server::open_store(&redis.url(), None).unwrap();
+    deferred_then_released_through_the_other_replica("redis-state", &open);
+    granted_through_one_replica_in_force_on_the_other("redis-grants", &open);
+}
+
+fn deferred_then_released_through_the_other_replica(name: &str, open: Open<'_>) {
+    let s = Scratch::new(name);
     let bytes = artifact(STATEFUL.as_bytes());
-    let one = serve(&s, &bytes, |c| c.store = Arc::clone(&store));
-    let two = serve(&s, &bytes, |c| c.store = Arc::clone(&store));
+    let one = serve(&s, &bytes, |c| c.store = open());
+    let two = serve(&s, &bytes, |c| c.store = open());
     let batch = r#"[{"tool": "bash", "args": {"command": "ls"}, "run_id": "r1", "call_id": "a"},
                    {"tool": "bash", "args": {"command": "git push"}, "run_id": "r1", "call_id": "b"}]"#;
     let (code, v) = post(&one.addr(), "/v1/decide", batch);
@@ -805,13 +834,11 @@ fn deferred_calls_are_remembered_and_released_through_a_replica_on_the_same_stor
     );
 }
 
-#[test]
-fn a_grant_set_made_through_one_replica_is_in_force_on_the_other() {
-    let s = Scratch::new("grants");
-    let store: Arc<dyn toolgate::state::Store> = Arc::new(toolgate::state::MemoryStore::new());
+fn granted_through_one_replica_in_force_on_the_other(name: &str, open: Open<'_>) {
+    let s = Scratch::new(name);
     let bytes = artifact(STATEFUL.as_bytes());
-    let one = serve(&s, &bytes, |c| c.store = Arc::clone(&store));
-    let two = serve(&s, &bytes, |c| c.store = Arc::clone(&store));
+    let one = serve(&s, &bytes, |c| c.store = open());
+    let two = serve(&s, &bytes, |c| c.store = open());
     let push = r#"{"tool": "bash", "args": {"command": "git push"}, "scope": "conv1"}"#;
     assert_eq!(post(&two.addr(), "/v1/decide", push).1["decision"], "ask");
     let (code, g) = post(

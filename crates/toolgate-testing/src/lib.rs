@@ -24,8 +24,10 @@
 //! * [`reseal`]: rewrites an artifact's checksums after damage made on
 //!   purpose, so that the damage reaches the structural checks.
 //!
-//! * [`store`]: the suite every state store passes; [`redis`]: a
-//!   `redis-server` of a test's own on loopback.
+//! * [`store`]: the suite every state store passes; [`supervisor`]: the
+//!   supervisor's behaviour on any store, one test each through
+//!   [`supervisor_suite!`]; [`redis`]: a `redis-server` of a test's own on
+//!   loopback.
 //!
 //! Not published: its API follows the tests.
 //!
@@ -52,6 +54,7 @@ pub mod reseal;
 pub mod rubric;
 pub mod store;
 pub mod strategies;
+pub mod supervisor;
 pub mod workload;
 
 /// What a differential check found: the engines disagreed, or one of them
