@@ -241,6 +241,18 @@ impl<'a> Program<'a> {
             .unwrap_or("")
     }
 
+    /// The bytes at `off` with `len` bytes, empty when out of range: for
+    /// comparing a string with text, which needs no UTF-8 check.
+    pub fn bytes_at(&self, off: u32, len: u32) -> &[u8] {
+        if len == NONE {
+            return &[];
+        }
+        let start = off as usize;
+        self.bytes
+            .get(start..start.saturating_add(len as usize))
+            .unwrap_or_default()
+    }
+
     /// The string whose offset is word `i` and length word `i.wrapping_add(1)`.
     pub fn ws(&self, i: u32) -> &str {
         self.s(self.w(i), self.w(i.wrapping_add(1)))

@@ -387,11 +387,27 @@ impl<'a> AuthensorEngine<'a> {
                 .get(weights as usize..)
                 .and_then(|w| w.get(..(n_weights as usize).checked_mul(WEIGHT_WORDS as usize)?))?;
             let mut score = 0.0f64;
+            // Actions of one type share their tokens, hence their weight.
+            let mut known = [((0, 0), 0.0f64); DISTINCT_ACTIONS];
+            let mut n_known = 0;
             for i in 0..n {
                 if !budget.spend(1) {
                     return None;
                 }
-                score += self.weight(entries, tokens.of(i), action(i), budget)?;
+                let span = tokens.span(i);
+                let seen = known.get(..n_known).unwrap_or_default();
+                let w = match seen.iter().find(|(s, _)| *s == span) {
+                    Some(&(_, w)) => w,
+                    None => {
+                        let w = self.weight(entries, tokens.of(i), action(i), budget)?;
+                        if let Some(slot) = known.get_mut(n_known) {
+                            *slot = (span, w);
+                            n_known += 1;
+                        }
+                        w
+                    }
+                };
+                score += w;
                 score += risk_added(risk(i));
             }
             if score > max {
@@ -439,7 +455,7 @@ impl<'a> AuthensorEngine<'a> {
             let e = entries.get(lo * size..)?;
             let (pos, lo, hi, off, len) =
                 (*e.get(1)?, *e.get(2)?, *e.get(3)?, *e.get(4)?, *e.get(5)?);
-            let exact = p.s(off, len) == action;
+            let exact = p.bytes_at(off, len) == action.as_bytes();
             let w = f64::from_bits(u64::from(lo) | u64::from(hi) << 32);
             let better = match best {
                 None => true,
@@ -471,11 +487,14 @@ impl<'a> AuthensorEngine<'a> {
         // one is walked once and the others share its tokens. Only the
         // first few distinct types are looked up, so the lookup stays
         // within a constant per action.
-        let mut distinct: Vec<(&str, (usize, usize))> = Vec::new();
+        // On the stack: a session of one action allocates nothing more.
+        let mut distinct = [("", (0, 0)); DISTINCT_ACTIONS];
+        let mut n_distinct = 0;
         let mut spans = Vec::with_capacity(n);
         for i in 0..n {
             let a = action(i);
-            if let Some((_, span)) = distinct.iter().find(|(d, _)| *d == a) {
+            let seen = distinct.get(..n_distinct).unwrap_or_default();
+            if let Some((_, span)) = seen.iter().find(|(d, _)| *d == a) {
                 spans.push(*span);
                 continue;
             }
@@ -487,8 +506,9 @@ impl<'a> AuthensorEngine<'a> {
             }
             let span = (start, sink.out.len());
             spans.push(span);
-            if distinct.len() < DISTINCT_ACTIONS {
-                distinct.push((a, span));
+            if let Some(slot) = distinct.get_mut(n_distinct) {
+                *slot = (a, span);
+                n_distinct += 1;
             }
         }
         if budget.exhausted() {
@@ -563,6 +583,12 @@ struct Tokens {
 const DISTINCT_ACTIONS: usize = 16;
 
 impl Tokens {
+    /// Where action `i`'s tokens are: equal for actions of one type, and
+    /// for actions that match no token.
+    fn span(&self, i: usize) -> (usize, usize) {
+        self.spans.get(i).copied().unwrap_or_default()
+    }
+
     fn of(&self, i: usize) -> &[u32] {
         self.spans
             .get(i)
