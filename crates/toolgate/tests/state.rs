@@ -322,6 +322,33 @@ fn a_failed_review_refuses_and_counts_and_the_bound_is_configurable() -> R {
 }
 
 #[test]
+fn a_review_over_an_unreadable_record_fails_and_counts_nothing() -> R {
+    let store = Arc::new(MemoryStore::new());
+    let sup = sup_on(Arc::clone(&store) as Arc<dyn Store>)?;
+    let ns = sup.namespace().clone();
+    sup.decide_batch(1, &[bash("r1", "p", "git push")]);
+    store.defer(&ns, "r1", "bad", b"not a record")?;
+    // The bound is three refusals in a row: three failed reviews that
+    // counted the readable call's refusal would reach it below.
+    for _ in 0..3 {
+        assert!(matches!(
+            sup.answers("r1", &Refuser),
+            Err(StateError::Store(StoreError::Corrupt(_)))
+        ));
+    }
+    assert_eq!(store.pending(&ns, "r1")?.len(), 2, "nothing was taken");
+    store.take(&ns, "r1", &["bad"])?;
+    let a = sup.answers("r1", &Refuser)?;
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        a[0].reply,
+        Reply::Refuse,
+        "one refusal, not the fourth in a row"
+    );
+    Ok(())
+}
+
+#[test]
 fn always_allow_after_a_default_prompt_is_an_allow_rule_every_replica_sees() -> R {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let one = sup_on(Arc::clone(&store))?;
@@ -495,6 +522,42 @@ fn revoke_scope_removes_that_scopes_sets_only() -> R {
         sup.grant_set(&skill("d", "edit")?, Some("bad\u{1}")),
         Err(StateError::BadScope(_))
     ));
+    Ok(())
+}
+
+#[test]
+fn a_deferred_record_that_is_not_an_ask_is_corrupt_not_an_allow() -> R {
+    let store = Arc::new(MemoryStore::new());
+    let sup = sup_on(Arc::clone(&store) as Arc<dyn Store>)?;
+    let ns = sup.namespace().clone();
+    let rec = br#"{"v":1,"tool":"bash","args":"{\"command\":\"rm -rf x\"}","turn":1,
+        "verdict":{"decision":"allow","reason":"held for approval: allowed by read","held":true,"by":"policy"}}"#;
+    store.defer(&ns, "r1", "x", rec)?;
+    assert!(matches!(
+        sup.deferred("r1", "x"),
+        Err(StateError::Store(StoreError::Corrupt(_)))
+    ));
+    assert!(matches!(
+        sup.release("r1", &[]),
+        Err(StateError::Store(StoreError::Corrupt(_)))
+    ));
+    assert_eq!(store.pending(&ns, "r1")?.len(), 1, "nothing was taken");
+    Ok(())
+}
+
+#[test]
+fn revoke_scope_over_an_unreadable_set_fails_and_removes_nothing() -> R {
+    let store = Arc::new(MemoryStore::new());
+    let sup = sup_on(Arc::clone(&store) as Arc<dyn Store>)?;
+    let ns = sup.namespace().clone();
+    sup.grant_set(&skill("a", "edit")?, Some("c1"))?;
+    store.put_grant(&ns, "c1", "z", b"not a record")?;
+    assert!(matches!(
+        sup.revoke_scope(Some("c1")),
+        Err(StateError::Store(StoreError::Corrupt(_)))
+    ));
+    let kept: Vec<String> = store.grants(&ns)?.into_iter().map(|g| g.1).collect();
+    assert_eq!(kept, ["a", "z"]);
     Ok(())
 }
 
