@@ -22,6 +22,8 @@ serve_intake: a selector byte (artifact kind, surface, limits; see the
               batches and as OPA inputs; hook payloads; ext_authz requests
               (a flags byte, then a `tools/call` body or tool headers); and
               garbage: cut, not JSON, not UTF-8, a batch past the cap;
+state:        a mode byte (a program, one with a host hook, a damaged
+              store; see the target's doc) before pseudo-random operations;
 shell:        every `command` argument of the calls of testdata/, the
               inputs it found (testdata/regressions/shell/, as they are),
               `g:` with eight bytes seeding the command generator, and
@@ -240,6 +242,13 @@ def main():
     for _ in range(64):
         n = srng.choice([64, 128, 256, 512])
         put("strategies", bytes(srng.getrandbits(8) for _ in range(n)))
+    # The state target's programs: a mode byte (plain, hooked, damaged
+    # store), then pseudo-random operations.
+    trng = random.Random(0x73746174)
+    for mode in (0, 2, 1):
+        for _ in range(32):
+            n = trng.choice([32, 96, 256])
+            put("state", bytes([mode]) + bytes(trng.getrandbits(8) for _ in range(n)))
     for target in sorted(os.listdir(OUT)):
         print("seeds: %s: %d inputs" % (target, len(os.listdir(os.path.join(OUT, target)))))
 

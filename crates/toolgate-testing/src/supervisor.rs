@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use toolgate::state::{
     Answer, DenialBound, Event, EventKind, HookDecision, Namespace, PolicyReviewer, Reply, Review,
-    Reviewer, StateError, Store, Supervisor, HELD_STOPPED,
+    Reviewer, StateError, Store, StoreError, Supervisor, HELD_STOPPED,
 };
 use toolgate::{Call, Decision, Engine, Policy, RuleDecl, RuleLists, RuleSet, Source, Verdict};
 
@@ -55,6 +55,9 @@ macro_rules! supervisor_suite {
             a_stricter_hook_replaces_the_rules_reason_and_decider_before_the_hold,
             a_hook_that_blocks_an_asked_call_leaves_nothing_held,
             every_verdict_reaches_each_observer_once_in_order,
+            a_review_over_an_unreadable_record_fails_and_counts_nothing,
+            a_deferred_record_that_is_not_an_ask_is_corrupt_not_an_allow,
+            revoke_scope_over_an_unreadable_set_fails_and_removes_nothing,
         );
     };
     (@tests $open:expr; $($name:ident),+ $(,)?) => {
@@ -661,5 +664,71 @@ pub fn every_verdict_reaches_each_observer_once_in_order(open: Open<'_>) -> R {
     let j: serde_json::Value = serde_json::from_str(&review)?;
     assert_eq!(j["by"], "agent");
     assert_eq!(j["action"], "block");
+    Ok(())
+}
+
+/// A damaged record fails the review of its whole run before any call is
+/// reviewed, so the failed reviews count nothing toward the bound.
+pub fn a_review_over_an_unreadable_record_fails_and_counts_nothing(open: Open<'_>) -> R {
+    let store = open();
+    let sup = on(Arc::clone(&store), fresh("supervisor"))?;
+    let ns = sup.namespace().clone();
+    sup.decide_batch(1, &[bash("r1", "p", "git push")]);
+    store.defer(&ns, "r1", "bad", b"not a record")?;
+    // The bound is three refusals in a row: three failed reviews that
+    // counted the readable call's refusal would reach it below.
+    for _ in 0..3 {
+        assert!(matches!(
+            sup.answers("r1", &Refuser),
+            Err(StateError::Store(StoreError::Corrupt(_)))
+        ));
+    }
+    assert_eq!(store.pending(&ns, "r1")?.len(), 2, "nothing was taken");
+    store.take(&ns, "r1", &["bad"])?;
+    let a = sup.answers("r1", &Refuser)?;
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        a[0].reply,
+        Reply::Refuse,
+        "one refusal, not the fourth in a row"
+    );
+    Ok(())
+}
+
+/// Only asked calls are deferred: a record that says allow is damage, not
+/// an allow.
+pub fn a_deferred_record_that_is_not_an_ask_is_corrupt_not_an_allow(open: Open<'_>) -> R {
+    let store = open();
+    let sup = on(Arc::clone(&store), fresh("supervisor"))?;
+    let ns = sup.namespace().clone();
+    let rec = br#"{"v":1,"tool":"bash","args":"{\"command\":\"rm -rf x\"}","turn":1,
+        "verdict":{"decision":"allow","reason":"held for approval: allowed by read","held":true,"by":"policy"}}"#;
+    store.defer(&ns, "r1", "x", rec)?;
+    assert!(matches!(
+        sup.deferred("r1", "x"),
+        Err(StateError::Store(StoreError::Corrupt(_)))
+    ));
+    assert!(matches!(
+        sup.release("r1", &[]),
+        Err(StateError::Store(StoreError::Corrupt(_)))
+    ));
+    assert_eq!(store.pending(&ns, "r1")?.len(), 1, "nothing was taken");
+    Ok(())
+}
+
+/// A scope's sets are all read before any is removed: an unreadable one
+/// fails the revocation and leaves every set in place.
+pub fn revoke_scope_over_an_unreadable_set_fails_and_removes_nothing(open: Open<'_>) -> R {
+    let store = open();
+    let sup = on(Arc::clone(&store), fresh("supervisor"))?;
+    let ns = sup.namespace().clone();
+    sup.grant_set(&skill("a", "edit")?, Some("c1"))?;
+    store.put_grant(&ns, "c1", "z", b"not a record")?;
+    assert!(matches!(
+        sup.revoke_scope(Some("c1")),
+        Err(StateError::Store(StoreError::Corrupt(_)))
+    ));
+    let kept: Vec<String> = store.grants(&ns)?.into_iter().map(|g| g.1).collect();
+    assert_eq!(kept, ["a", "z"]);
     Ok(())
 }

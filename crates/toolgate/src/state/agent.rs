@@ -814,8 +814,15 @@ impl Supervisor {
         let mut given = Vec::new();
         let mut events = Vec::new();
         let mut reached = false;
+        // Every record read before the first review: a record that cannot
+        // be read fails the call, and must not leave reviews counted
+        // toward the bound behind it.
+        let mut pending = Vec::new();
         for p in self.store.pending(&self.ns, run)? {
             let d = Deferred::from_bytes(&p.record)?;
+            pending.push((p, d));
+        }
+        for (p, d) in pending {
             if d.verdict.held {
                 continue;
             }
@@ -1193,10 +1200,18 @@ impl Supervisor {
     /// [`StateError::BadScope`], or the store's error.
     pub fn revoke_scope(&self, scope: Option<&str>) -> Result<usize, StateError> {
         let scope = checked_scope(scope)?;
-        let mut n = 0;
+        // Every set read before the first removal: a set that cannot be
+        // read fails the call with nothing removed.
+        let mut sets = Vec::new();
         for (s, src, bytes) in self.store.grants(&self.ns)? {
-            if s == scope && self.store.remove_grant(&self.ns, &s, &src)? {
-                n += SetRec::from_bytes(&bytes)?.n_rules();
+            if s == scope {
+                sets.push((src, SetRec::from_bytes(&bytes)?.n_rules()));
+            }
+        }
+        let mut n = 0;
+        for (src, rules) in sets {
+            if self.store.remove_grant(&self.ns, scope, &src)? {
+                n += rules;
             }
         }
         if n > 0 {

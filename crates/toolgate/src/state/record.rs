@@ -102,6 +102,14 @@ impl Deferred {
                 d.v
             )));
         }
+        // Only a call decided ask is deferred: a record saying otherwise was
+        // damaged, and reading it would report an allow nobody decided.
+        if Decision::from_any_name(&d.verdict.decision) != Some(Decision::Ask) {
+            return Err(StoreError::Corrupt(format!(
+                "a deferred call decided `{}`, not asked",
+                d.verdict.decision
+            )));
+        }
         Ok(d)
     }
 
