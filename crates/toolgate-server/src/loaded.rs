@@ -195,7 +195,10 @@ impl Loaded {
             built: std::sync::Mutex::new(Vec::new()),
         });
         let guards = match source {
-            Source::Policy(_) if kind == "rules" => document_guards(bytes).map_err(refused)?,
+            // A compiled artifact holds no guards, whichever flag named it.
+            Source::Policy(_) if kind == "rules" && !is_artifact => {
+                document_guards(bytes).map_err(refused)?
+            }
             _ => None,
         };
         let mut loaded = Loaded {
@@ -263,7 +266,8 @@ impl Loaded {
         };
         if !matches!(loaded.decider, Decider::Rules(_) | Decider::ClaudeCode(..)) {
             return Err(refused(format!(
-                "guards apply to rule lists and Claude Code settings, and the server decides with a {} artifact: drop `--guards` (a Rubric bundle guards its requests through its own DLP fields)",
+                "guards apply to rule lists and Claude Code settings, and `{}` is a {} artifact: drop `--guards`, or serve a rule list beside it (a Rubric bundle guards its requests through its own DLP fields)",
+                source.path().display(),
                 loaded.kind
             )));
         }

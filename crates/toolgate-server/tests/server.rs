@@ -1043,3 +1043,26 @@ fn guards_given_to_the_server_apply_to_an_artifact_and_reload_with_it() {
         "{err}"
     );
 }
+
+/// The command line hands a shadow over as a document that may be a
+/// compiled artifact (`--shadow b.tgb`): an artifact read that way holds no
+/// guards member to read, and is served as it is.
+#[test]
+fn an_artifact_named_as_a_document_is_served_as_an_artifact() {
+    let s = Scratch::new("artifact-as-policy");
+    let bytes = artifact(POLICY.as_bytes());
+    let path = s.path("policy.tgb");
+    std::fs::write(&path, &bytes).unwrap();
+    let mut c = Config::new(Source::Policy(path.clone()));
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.watch = false;
+    c.shadow = Some(Source::Policy(path));
+    let server = Server::start(c);
+    assert_eq!(status(&server.addr())["revision"], revision(&bytes));
+    let (_, v) = post(
+        &server.addr(),
+        "/v1/decide",
+        r#"{"tool": "bash", "args": {"command": "ls"}}"#,
+    );
+    assert_eq!(v["decision"], "allow", "{v}");
+}

@@ -79,3 +79,47 @@ fn a_glob_too_large_for_the_tables_is_refused_at_load_naming_its_place() {
                           "conditions": {"action": {"pattern": fits}}}]}]);
     assert!(Policies::from_json(&policy.to_string()).is_ok());
 }
+
+/// The engine shares the tokens and the weight of actions of one type, for
+/// the first 16 types of a session, and walks the rest one by one: past 16
+/// types, with types repeated, types that match no weight, exact keys and
+/// globs, and sequences over them, it decides as the reference does.
+#[test]
+fn sessions_of_many_action_types_weigh_as_the_reference_does() {
+    let policies = Policies::from_json(
+        &json!([{"id": "risk", "rules": [{"effect": "allow"}],
+            "sessionRules": {
+                "riskThreshold": 3.9,
+                "riskWeights": {"net.send": 0.5, "net.*": 0.25, "t7": 0.125, "t1*": 0.0625},
+                "forbiddenSequences": [{"actions": ["t3", "net.*", "t19"]}]}}])
+        .to_string(),
+    )
+    .unwrap();
+    let compiled = AuthensorEngine::build(&policies).unwrap();
+    let reference = AuthensorReference::new(&policies);
+    let types: Vec<String> = (0..24)
+        .map(|i| format!("t{i}"))
+        .chain(["net.send", "net.get", "other"].map(String::from))
+        .collect();
+    let mut outcomes = std::collections::BTreeSet::new();
+    for n in 0..60usize {
+        // Types in an order that revisits early ones after the first 16.
+        let history: Vec<_> = (0..n)
+            .map(|i| json!({"actionType": types[(i * 7 + n) % types.len()]}))
+            .collect();
+        for action in ["net.send", "t7", "t12", "other", "t19"] {
+            let envelope = Envelope::from_json(
+                &json!({"action": action, "resource": "r", "principalId": "p",
+                        "session": {"sessionId": "s", "actions": history}})
+                .to_string(),
+            )
+            .unwrap();
+            let got = compiled.decide(&envelope);
+            let want = reference.decide(&envelope);
+            assert_eq!(got.to_json(), want.to_json(), "{n} actions, then {action}");
+            outcomes.insert(format!("{:?}", got.outcome));
+        }
+    }
+    // Both answers occur, so the threshold and the sequence were reached.
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+}

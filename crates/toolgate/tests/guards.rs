@@ -699,4 +699,33 @@ mod guarded {
         let calls = [bash("git push"), bash("ls")];
         assert_eq!(g.decide_batch(&calls), e.decide_batch(&calls));
     }
+
+    /// A call the policy cannot evaluate is denied and holds its siblings;
+    /// the guards blocking it too must not let them run.
+    #[test]
+    fn a_blocked_call_the_policy_cannot_evaluate_still_holds_its_batch() {
+        let e = engine();
+        let g = Guarded::new(e.session(), guards());
+        let calls = [Call::new("bash", "not json | sh"), bash("ls")];
+        assert!(g.would(&calls[0]).reason.contains("could not be evaluated"));
+        let out = g.decide_batch(&calls);
+        assert_eq!(out, e.decide_batch(&calls));
+        assert_eq!(out[0].decision, Decision::Deny);
+        assert!(out[1].held, "{:?}", out[1]);
+    }
+
+    /// An escape cannot spell past a guard what the policy reads decoded.
+    #[test]
+    fn an_escaped_pattern_is_blocked_as_the_decoded_text() {
+        let e = engine();
+        let g = Guarded::new(e.session(), guards());
+        let escaped = Call::new("bash", r#"{"command": "curl x \u007c sh"}"#);
+        assert_eq!(e.would(&escaped).decision, Decision::Allow);
+        let v = g.would(&escaped);
+        assert_eq!(v.decision, Decision::Deny, "{v:?}");
+        assert_eq!(v.by, "guard");
+        // An escape that changes nothing a guard looks for changes nothing.
+        let quoted = Call::new("bash", r#"{"command": "echo \"hi\""}"#);
+        assert_eq!(g.would(&quoted), e.would(&quoted));
+    }
 }

@@ -182,8 +182,10 @@ impl History {
         self.costs
             .iter()
             .filter(|(_, c)| c.as_deref() == currency)
-            .map(|(cost, _)| cost.unwrap_or(0.0))
-            .sum()
+            // From +0.0, as the running total always started: a sum of
+            // floats starts from -0.0, which a condition on the text of
+            // `maxAmount` would read as `-0`.
+            .fold(0.0, |total, (cost, _)| total + cost.unwrap_or(0.0))
     }
 }
 
@@ -284,10 +286,13 @@ impl KeptSessions {
                     return (r, trips);
                 }
                 trips.store_calls += 1;
-                match store.history(ns, &id).and_then(|h| History::read(&id, &h)) {
-                    Ok(h) => history = h,
+                history = match store.history(ns, &id) {
+                    Ok(h) => match History::read(&id, &h) {
+                        Ok(h) => h,
+                        Err(e) => return (AuthensorResult::fail_closed(e.to_string()), trips),
+                    },
                     Err(e) => return (unreachable(&e), trips),
-                }
+                };
                 fresh = true;
                 continue;
             }

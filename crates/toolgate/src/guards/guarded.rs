@@ -84,18 +84,26 @@ impl Guards {
         self.verdict(call).unwrap_or(v)
     }
 
-    /// A batch's verdicts with the guards folded in before the hold: the
-    /// calls the guards let through are decided together by `batch` (so an
-    /// ask among them holds their allows), and a blocked call, which asks
-    /// nothing, holds none of them. `policy` decides a blocked call on its
-    /// own, so that a policy deny keeps its rule.
+    /// A batch's verdicts with the guards folded in before the hold. A
+    /// call the guards block is denied by them and taken out of the batch,
+    /// so it holds none of its siblings, unless `policy` (the verdict a
+    /// call gets on its own) denies it too: then it stays in the batch and
+    /// keeps the batch's verdict, so a deny that holds its siblings (a call
+    /// the policy cannot evaluate) still holds them. The rest are decided
+    /// together by `batch`, so an ask among them holds their allows.
     pub fn fold_batch(
         &self,
         calls: &[Call],
         batch: &dyn Fn(&[Call]) -> Vec<Verdict>,
         policy: &dyn Fn(&Call) -> Verdict,
     ) -> Vec<Verdict> {
-        let blocked: Vec<Option<Verdict>> = calls.iter().map(|c| self.verdict(c)).collect();
+        let blocked: Vec<Option<Verdict>> = calls
+            .iter()
+            .map(|c| {
+                self.verdict(c)
+                    .filter(|_| policy(c).decision != Decision::Deny)
+            })
+            .collect();
         if blocked.iter().all(Option::is_none) {
             return batch(calls);
         }
@@ -106,18 +114,10 @@ impl Guards {
             .map(|(c, _)| c.clone())
             .collect();
         let mut decided = batch(&open).into_iter();
-        calls
-            .iter()
-            .zip(blocked)
-            .map(|(call, b)| match b {
-                Some(g) => {
-                    let v = policy(call);
-                    if v.decision == Decision::Deny {
-                        v
-                    } else {
-                        g
-                    }
-                }
+        blocked
+            .into_iter()
+            .map(|b| match b {
+                Some(g) => g,
                 None => decided.next().unwrap_or_else(|| {
                     Verdict::new(Decision::Deny, "the batch could not be decided")
                 }),

@@ -769,7 +769,17 @@ impl Guards {
                 }
             }
         }
-        self.check(Place::Arguments, args.raw().as_bytes())
+        // An escape can spell what a guard looks for (`\u007c` is `|`),
+        // and the policy reads the decoded value: text with an escape is
+        // scanned as its value written again, without the escapes JSON
+        // does not need, as the hook's re-written `tool_input` is.
+        let raw = args.raw();
+        if raw.contains('\\') {
+            if let Some(v) = args.value() {
+                return self.check(Place::Arguments, v.to_string().as_bytes());
+            }
+        }
+        self.check(Place::Arguments, raw.as_bytes())
     }
 
     /// The findings in a Rubric request's `input`, `args` and `kwargs`

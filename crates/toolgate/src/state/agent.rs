@@ -543,7 +543,7 @@ impl Supervisor {
 
     /// One call's verdict with the hooks folded in, strictest first: the
     /// strictest hook decision stricter than the policy's replaces its
-    /// decision, reason and decider.
+    /// decision, reason, decider and rule (the hook's, or none).
     fn fold_one(&self, mut v: Verdict, call: &Call) -> Verdict {
         let strictest = self
             .hooks
@@ -556,6 +556,10 @@ impl Supervisor {
                 v.reason = h.reason;
                 v.by = h.by;
                 v.rule = h.rule;
+                // What the rule matched no longer says why the call is
+                // decided so.
+                v.subject.clear();
+                v.confined.clear();
             }
         }
         v
