@@ -525,8 +525,7 @@ fn program(mut inp: Bytes<'_>, hook: bool) {
                 let set = &b.sets[usize::from(x & 7) % b.sets.len()];
                 let scope = SCOPES[usize::from(x >> 4) % 4];
                 let got = sup.grant_set(set, scope);
-                if scope.is_some_and(|s| s.chars().any(char::is_control)) {
-                    assert!(matches!(got, Err(StateError::BadScope(_))), "{got:?}");
+                if refused_scope(scope, &got) {
                     continue;
                 }
                 let mut s = m.session();
@@ -543,8 +542,7 @@ fn program(mut inp: Bytes<'_>, hook: bool) {
                 let source = SOURCES[usize::from(x & 7) % SOURCES.len()];
                 let scope = SCOPES[usize::from(x >> 4) % 4];
                 let got = sup.revoke(source, scope);
-                if scope.is_some_and(|s| s.chars().any(char::is_control)) {
-                    assert!(matches!(got, Err(StateError::BadScope(_))), "{got:?}");
+                if refused_scope(scope, &got) {
                     continue;
                 }
                 let want = m
@@ -556,8 +554,7 @@ fn program(mut inp: Bytes<'_>, hook: bool) {
             8 => {
                 let scope = SCOPES[usize::from(inp.byte()) % 4];
                 let got = sup.revoke_scope(scope);
-                if scope.is_some_and(|s| s.chars().any(char::is_control)) {
-                    assert!(matches!(got, Err(StateError::BadScope(_))), "{got:?}");
+                if refused_scope(scope, &got) {
                     continue;
                 }
                 let sc = scope.unwrap_or("");
@@ -573,8 +570,7 @@ fn program(mut inp: Bytes<'_>, hook: bool) {
             9 => {
                 let scope = SCOPES[usize::from(inp.byte()) % 4];
                 let got = sup.grants_for(scope);
-                if scope.is_some_and(|s| s.chars().any(char::is_control)) {
-                    assert!(matches!(got, Err(StateError::BadScope(_))), "{got:?}");
+                if refused_scope(scope, &got) {
                     continue;
                 }
                 let sc = scope.unwrap_or("");
@@ -1032,6 +1028,16 @@ fn damaged_release(
         }
         Err(e) => panic!("release({run}) over readable records: {e}"),
     }
+}
+
+/// Whether `scope` is one the state layer refuses (a control character in
+/// it), checking that `got` is that refusal.
+fn refused_scope<T: std::fmt::Debug>(scope: Option<&str>, got: &Result<T, StateError>) -> bool {
+    let bad = scope.is_some_and(|s| s.chars().any(char::is_control));
+    if bad {
+        assert!(matches!(got, Err(StateError::BadScope(_))), "{got:?}");
+    }
+    bad
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -272,8 +272,9 @@ impl Loaded {
             )));
         }
         let text = read_bounded(path, GUARDS_LIMIT)?;
-        let guards = toolgate::json::parse_document(&String::from_utf8_lossy(&text))
-            .map_err(|e| e.to_string())
+        let guards = std::str::from_utf8(&text)
+            .map_err(|_| "the guard document is not UTF-8".to_string())
+            .and_then(|t| toolgate::json::parse_document(t).map_err(|e| e.to_string()))
             .and_then(|v| {
                 toolgate::guards::Document::from_value(v)
                     .and_then(|d| Guards::build(&d))

@@ -15,20 +15,7 @@
 use std::hint::black_box;
 use toolgate::authensor::{AuthensorEngine, AuthensorResult, Envelope, KeptSessions, Policies};
 use toolgate::state::{MemoryStore, Namespace};
-
-const POLICY: &str = r#"{"id": "p", "version": 1,
-  "rules": [{"effect": "deny", "conditions": {"action": {"pattern": "shell.*"}}},
-            {"effect": "allow"}],
-  "sessionRules": {"maxActions": 1000000, "riskThreshold": 1000000,
-    "riskWeights": {"network.*": 0.5, "file.write": 0.2},
-    "forbiddenSequences": [{"actions": ["secret.read", "network.send"], "lookbackActions": 8}]}}"#;
-
-fn envelope(session: &str) -> Envelope {
-    Envelope::from_json(&format!(
-        r#"{{"action": "file.read", "resource": "/tmp/x", "principalId": "agent-1"{session}}}"#
-    ))
-    .unwrap()
-}
+use toolgate_testing::authensor::{session_envelope, SessionOf, SESSION_POLICY};
 
 #[inline(never)]
 fn measured(
@@ -50,27 +37,17 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("stored", String::as_str);
     let rounds: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(2000);
-    let engine = AuthensorEngine::build(&Policies::from_json(POLICY).unwrap()).unwrap();
-    let actions: Vec<String> = (0..16)
-        .map(|i| {
-            format!(
-                r#"{{"actionType": "{}"}}"#,
-                ["file.read", "network.get", "file.write"][i % 3]
-            )
-        })
-        .collect();
-    let env = match mode {
-        "none" => envelope(""),
-        "inline" => envelope(&format!(
-            r#", "session": {{"sessionId": "s", "actions": [{}]}}"#,
-            actions.join(",")
-        )),
-        _ => envelope(r#", "session": {"sessionId": "s"}"#),
+    let engine = AuthensorEngine::build(&Policies::from_json(SESSION_POLICY).unwrap()).unwrap();
+    let session = match mode {
+        "none" => SessionOf::None,
+        "inline" => SessionOf::Inline(16),
+        _ => SessionOf::Stored,
     };
+    let env = Envelope::from_json(&session_envelope(session)).unwrap();
     let ns = Namespace::new("t", "p");
     for _ in 0..rounds {
         let (store, kept) = (MemoryStore::new(), KeptSessions::new());
-        if mode == "stored" {
+        if session == SessionOf::Stored {
             for _ in 0..16 {
                 kept.decide(&engine, &store, &ns, &env);
             }
@@ -81,7 +58,7 @@ fn main() {
             &store,
             &ns,
             black_box(&env),
-            mode == "stored",
+            session == SessionOf::Stored,
         ));
     }
 }

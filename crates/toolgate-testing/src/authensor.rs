@@ -517,3 +517,48 @@ impl Generator {
         })
     }
 }
+
+/// The session workload of the sessions benchmark and its profiling
+/// example: a policy whose session rules all apply (a cap no envelope
+/// reaches, risk weights by glob and by key, a forbidden sequence), so
+/// that every action of a session is weighed and stepped through.
+pub const SESSION_POLICY: &str = r#"{"id": "p", "version": 1,
+  "rules": [{"effect": "deny", "conditions": {"action": {"pattern": "shell.*"}}},
+            {"effect": "allow"}],
+  "sessionRules": {"maxActions": 1000000, "riskThreshold": 1000000,
+    "riskWeights": {"network.*": 0.5, "file.write": 0.2},
+    "forbiddenSequences": [{"actions": ["secret.read", "network.send"], "lookbackActions": 8}]}}"#;
+
+/// The session workload's envelope, as JSON: one `file.read` with no
+/// session, with `actions` earlier actions inline, or (`None`) with its
+/// session kept in a store (a `sessionId` and no `actions`).
+pub fn session_envelope(session: SessionOf) -> String {
+    let session = match session {
+        SessionOf::None => String::new(),
+        SessionOf::Inline(n) => {
+            let actions: Vec<String> = (0..n)
+                .map(|i| {
+                    let kind = ["file.read", "network.get", "file.write"][i % 3];
+                    format!(r#"{{"actionType": "{kind}"}}"#)
+                })
+                .collect();
+            format!(
+                r#", "session": {{"sessionId": "s", "actions": [{}]}}"#,
+                actions.join(",")
+            )
+        }
+        SessionOf::Stored => r#", "session": {"sessionId": "s"}"#.to_string(),
+    };
+    format!(r#"{{"action": "file.read", "resource": "/tmp/x", "principalId": "agent-1"{session}}}"#)
+}
+
+/// Where a [`session_envelope`]'s earlier actions are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionOf {
+    /// No session.
+    None,
+    /// This many earlier actions, in the envelope.
+    Inline(usize),
+    /// Kept in a store.
+    Stored,
+}

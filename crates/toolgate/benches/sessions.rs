@@ -14,37 +14,17 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use std::hint::black_box;
 use toolgate::authensor::{AuthensorEngine, Envelope, KeptSessions, Policies};
 use toolgate::state::{MemoryStore, Namespace};
+use toolgate_testing::authensor::{session_envelope, SessionOf, SESSION_POLICY};
 
-const POLICY: &str = r#"{"id": "p", "version": 1,
-  "rules": [{"effect": "deny", "conditions": {"action": {"pattern": "shell.*"}}},
-            {"effect": "allow"}],
-  "sessionRules": {"maxActions": 1000000, "riskThreshold": 1000000,
-    "riskWeights": {"network.*": 0.5, "file.write": 0.2},
-    "forbiddenSequences": [{"actions": ["secret.read", "network.send"], "lookbackActions": 8}]}}"#;
-
-fn envelope(session: &str) -> Envelope {
-    Envelope::from_json(&format!(
-        r#"{{"action": "file.read", "resource": "/tmp/x", "principalId": "agent-1"{session}}}"#
-    ))
-    .unwrap()
+fn envelope(session: SessionOf) -> Envelope {
+    Envelope::from_json(&session_envelope(session)).unwrap()
 }
 
 fn bench(c: &mut Criterion) {
-    let engine = AuthensorEngine::build(&Policies::from_json(POLICY).unwrap()).unwrap();
-    let actions: Vec<String> = (0..16)
-        .map(|i| {
-            format!(
-                r#"{{"actionType": "{}"}}"#,
-                ["file.read", "network.get", "file.write"][i % 3]
-            )
-        })
-        .collect();
-    let none = envelope("");
-    let inline = envelope(&format!(
-        r#", "session": {{"sessionId": "s", "actions": [{}]}}"#,
-        actions.join(",")
-    ));
-    let stored = envelope(r#", "session": {"sessionId": "s"}"#);
+    let engine = AuthensorEngine::build(&Policies::from_json(SESSION_POLICY).unwrap()).unwrap();
+    let none = envelope(SessionOf::None);
+    let inline = envelope(SessionOf::Inline(16));
+    let stored = envelope(SessionOf::Stored);
     let ns = Namespace::new("t", "p");
     let mut g = c.benchmark_group("authensor_session");
     g.bench_function("no_session", |b| b.iter(|| engine.decide(black_box(&none))));

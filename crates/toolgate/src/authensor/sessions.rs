@@ -274,8 +274,8 @@ impl KeptSessions {
                 }
             }
             let mut session = std::mem::take(&mut history.session);
-            session.session_id = Some(id.clone());
-            session.stored = false;
+            // The history is kept under this id, so it is named once.
+            session.session_id.get_or_insert_with(|| id.clone());
             loaded.session = Some(session);
             trips.decisions += 1;
             let r = engine.decide(&loaded);
