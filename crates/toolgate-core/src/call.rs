@@ -21,14 +21,17 @@ use std::sync::Arc;
 /// a decision reads one string member, and most calls never need more.
 #[derive(Clone, Debug)]
 pub struct Args {
-    raw: Arc<str>,
+    /// The text: as given, or written from `value` the first time it is
+    /// asked for (arguments built from a value are rarely shown, and
+    /// writing them costs more than deciding on them).
+    raw: std::sync::OnceLock<Arc<str>>,
     read: Result<crate::json::Members, String>,
     value: std::sync::OnceLock<Option<Value>>,
 }
 
 impl PartialEq for Args {
     fn eq(&self, other: &Args) -> bool {
-        self.raw == other.raw
+        self.raw() == other.raw()
     }
 }
 
@@ -45,7 +48,7 @@ impl Args {
     /// ```
     pub fn from_json(text: &str) -> Args {
         Args {
-            raw: Arc::from(text),
+            raw: std::sync::OnceLock::from(Arc::from(text)),
             read: crate::json::scan_members(text).map_err(|e| e.to_string()),
             value: std::sync::OnceLock::new(),
         }
@@ -56,7 +59,7 @@ impl Args {
         match std::str::from_utf8(bytes) {
             Ok(text) => Args::from_json(text),
             Err(e) => Args {
-                raw: Arc::from(String::from_utf8_lossy(bytes).as_ref()),
+                raw: std::sync::OnceLock::from(Arc::from(String::from_utf8_lossy(bytes).as_ref())),
                 read: Err(format!("arguments are not UTF-8: {e}")),
                 value: std::sync::OnceLock::new(),
             },
@@ -76,7 +79,7 @@ impl Args {
                     _ => crate::json::nul_place(&path, key),
                 };
                 Args {
-                    raw: Arc::from(value.to_string()),
+                    raw: std::sync::OnceLock::from(Arc::from(value.to_string())),
                     read: Err(crate::json::nul_refusal(&place)),
                     value: std::sync::OnceLock::new(),
                 }
@@ -102,15 +105,28 @@ impl Args {
             _ => crate::json::Members::default(),
         };
         Args {
-            raw: Arc::from(value.to_string()),
+            raw: std::sync::OnceLock::new(),
             read: Ok(members),
             value: std::sync::OnceLock::from(Some(value)),
         }
     }
 
-    /// The arguments as given.
+    /// The arguments as given: the text, or for arguments built from a
+    /// value, that value written as compact JSON.
+    ///
+    /// ```
+    /// use toolgate_core::Args;
+    /// let v = serde_json::json!({"command": "ls", "n": [1, 2]});
+    /// assert_eq!(Args::from_value(v).raw(), r#"{"command":"ls","n":[1,2]}"#);
+    /// assert_eq!(Args::from_json(r#"{ "command" : "ls" }"#).raw(), r#"{ "command" : "ls" }"#);
+    /// ```
     pub fn raw(&self) -> &str {
-        &self.raw
+        // Every constructor sets the text or the value, so this writes the
+        // value's text, never an empty one.
+        self.raw.get_or_init(|| {
+            let value = self.value.get().and_then(Option::as_ref);
+            Arc::from(value.map(Value::to_string).unwrap_or_default())
+        })
     }
 
     /// The value, when the arguments could be read. It is built the first
@@ -121,7 +137,7 @@ impl Args {
                 self.read
                     .as_ref()
                     .ok()
-                    .and_then(|_| serde_json::from_str(&self.raw).ok())
+                    .and_then(|_| serde_json::from_str(self.raw()).ok())
             })
             .as_ref()
     }
@@ -395,6 +411,28 @@ pub fn folded(name: &str) -> String {
         .collect()
 }
 
+/// Whether two member names are one spelling, as [`folded`] compares them,
+/// without building either folded name: intake asks this of every member
+/// of every call.
+///
+/// ```
+/// use toolgate_core::call::same_spelling;
+/// assert!(same_spelling("Tool-Name", "toolname"));
+/// assert!(!same_spelling("tool_names", "toolname"));
+/// // Only ASCII folds, as in `folded`.
+/// assert!(same_spelling("Dé_jà", "déjà"));
+/// assert!(!same_spelling("DÉJÀ", "déjà"));
+/// ```
+pub fn same_spelling(a: &str, b: &str) -> bool {
+    // Byte by byte: only ASCII is dropped or lowercased, so two UTF-8
+    // names fold alike exactly when their bytes do.
+    let kept = |c: &u8| !matches!(c, b'_' | b'-');
+    a.bytes()
+        .filter(kept)
+        .map(|c| c.to_ascii_lowercase())
+        .eq(b.bytes().filter(kept).map(|c| c.to_ascii_lowercase()))
+}
+
 /// Refuses a call object that names its tool, or its arguments, other than
 /// by its own shape's member (`tool_key`, `args_key`): `{"tool": "bash",
 /// "args": {…}, "tool_name": "read", "tool_input": {…}}` would be decided
@@ -424,7 +462,7 @@ pub fn one_spelling<'k>(
     ] {
         let found: Vec<&str> = keys
             .clone()
-            .filter(|k| *k == own || spellings.contains(&folded(k).as_str()))
+            .filter(|k| *k == own || spellings.iter().any(|s| same_spelling(k, s)))
             .collect();
         let Some(other) = found.iter().find(|k| **k != own) else {
             continue;
@@ -465,6 +503,10 @@ pub fn one_spelling<'k>(
 /// assert!(tool_name_error("Ba\u{200b}sh").is_some());
 /// ```
 pub fn tool_name_error(name: &str) -> Option<String> {
+    // Nearly every tool name is printable ASCII, which holds none of them.
+    if name.bytes().all(|b| b.is_ascii_graphic()) {
+        return None;
+    }
     if let Some(c) = name.chars().find(|c| c.is_control()) {
         return Some(format!(
             "the tool name `{}` holds the control character U+{:04X}, which a host may cut the name at or read differently: name the tool without it",

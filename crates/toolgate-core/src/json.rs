@@ -505,6 +505,11 @@ pub fn shown(s: &str) -> String {
 /// assert_eq!(find_nul(&serde_json::json!({"a": "b"})), None);
 /// ```
 pub fn find_nul(v: &Value) -> Option<(String, bool)> {
+    // Nearly every value has none: prove that without building a path for
+    // each member, and walk again with paths only to name the place.
+    if !has_nul(v) {
+        return None;
+    }
     fn join(path: &str, key: &str) -> String {
         if path.is_empty() {
             key.to_string()
@@ -536,6 +541,47 @@ pub fn find_nul(v: &Value) -> Option<(String, bool)> {
         }
     }
     None
+}
+
+/// Whether any string or member name of `v` holds a NUL byte. Strings are
+/// checked where they are met; only arrays and objects wait on the stack.
+fn has_nul(v: &Value) -> bool {
+    // Most names and strings are short, where the vector search's set-up
+    // costs more than looking at each byte.
+    let nul = |s: &str| match s.len() {
+        0..64 => s.as_bytes().contains(&0),
+        _ => memchr::memchr(0, s.as_bytes()).is_some(),
+    };
+    let mut stack: Vec<&Value> = Vec::new();
+    let mut next = Some(v);
+    while let Some(v) = next.take().or_else(|| stack.pop()) {
+        match v {
+            Value::String(s) if nul(s) => return true,
+            Value::Array(items) => {
+                for x in items {
+                    match x {
+                        Value::String(s) if nul(s) => return true,
+                        Value::Array(_) | Value::Object(_) => stack.push(x),
+                        _ => {}
+                    }
+                }
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    if nul(k) {
+                        return true;
+                    }
+                    match x {
+                        Value::String(s) if nul(s) => return true,
+                        Value::Array(_) | Value::Object(_) => stack.push(x),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -794,5 +840,45 @@ mod nul_tests {
             Some((String::new(), false))
         );
         assert_eq!(shown(&"x".repeat(300)).chars().count(), 201);
+    }
+
+    /// The quick check that runs first must see every place a NUL can
+    /// hide, or the named walk is never reached.
+    #[test]
+    fn find_nul_sees_a_nul_wherever_it_is() {
+        let cases = [
+            (serde_json::json!(["a", "b\u{0}"]), "[1]", false),
+            (serde_json::json!([["a"], ["\u{0}"]]), "[1][0]", false),
+            (
+                serde_json::json!({"a": {"b": {"c": "\u{0}"}}}),
+                "a.b.c",
+                false,
+            ),
+            (
+                serde_json::json!({"a": [1, {"k\u{0}": null}]}),
+                "a[1].k\u{0}",
+                true,
+            ),
+            (serde_json::json!({"a": 1, "\u{0}": 2}), "\u{0}", true),
+        ];
+        for (v, path, key) in cases {
+            assert_eq!(find_nul(&v), Some((path.to_string(), key)), "{v}");
+        }
+        // Deeper than any recursion would go, with and without one at the
+        // bottom.
+        let mut deep = serde_json::json!("x");
+        let mut with = serde_json::json!("\u{0}");
+        for _ in 0..20_000 {
+            deep = Value::Array(vec![deep]);
+            with = Value::Array(vec![with]);
+        }
+        assert_eq!(find_nul(&deep), None);
+        assert!(find_nul(&with).is_some());
+        // Dropping a value this deep recurses: take it apart by hand.
+        for mut v in [deep, with] {
+            while let Value::Array(mut a) = v {
+                v = a.pop().unwrap_or(Value::Null);
+            }
+        }
     }
 }

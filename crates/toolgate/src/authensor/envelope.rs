@@ -30,13 +30,17 @@ pub(super) fn read(mut value: Value) -> Result<Envelope, String> {
     // A member read under a second spelling (`principal_id`, `Action`,
     // `principal`): a host may read that one instead.
     for k in obj.keys() {
-        let f = crate::call::folded(k);
         let own = MEMBERS
             .iter()
             .map(|(m, _)| *m)
             .chain(["session", "constraints"])
-            .find(|m| crate::call::folded(m) == f)
-            .or_else(|| SPELLINGS.iter().find(|(s, _)| *s == f).map(|(_, m)| *m));
+            .find(|m| crate::call::same_spelling(m, k))
+            .or_else(|| {
+                SPELLINGS
+                    .iter()
+                    .find(|(s, _)| crate::call::same_spelling(s, k))
+                    .map(|(_, m)| *m)
+            });
         if let Some(own) = own.filter(|own| own != k) {
             return Err(format!(
                 "the envelope names `{own}` a second way, as `{}`: a host may read that one instead; send `{own}` alone",

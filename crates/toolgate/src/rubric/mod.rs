@@ -325,7 +325,7 @@ impl Request {
         ] {
             if let Some(k) = obj
                 .keys()
-                .find(|k| *k != own && spellings.contains(&crate::call::folded(k).as_str()))
+                .find(|k| *k != own && spellings.iter().any(|s| crate::call::same_spelling(k, s)))
             {
                 return Err(format!(
                     "the request names `{own}` a second way, as `{}`: a host may read that one instead; send `{own}` alone",
