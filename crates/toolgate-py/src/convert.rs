@@ -7,7 +7,8 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use serde_json::{Map, Number, Value};
 
 /// How deep a Python object may nest before it is refused: a cycle (a list
@@ -37,7 +38,7 @@ pub enum Given {
 pub fn given(obj: &Bound<'_, PyAny>) -> Result<Given, NotJson> {
     if let Ok(s) = obj.downcast::<PyString>() {
         return s
-            .to_cow()
+            .to_str()
             .map(|t| Given::Text(t.to_string()))
             .map_err(|e| NotJson(format!("the text cannot be read: {e}")));
     }
@@ -71,7 +72,7 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
     }
     if let Ok(s) = obj.downcast::<PyString>() {
         return s
-            .to_cow()
+            .to_str()
             .map(|t| Value::String(t.to_string()))
             .map_err(|e| NotJson(format!("a string cannot be read: {e}")));
     }
@@ -85,7 +86,7 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
                 )));
             };
             let key = key
-                .to_cow()
+                .to_str()
                 .map_err(|e| NotJson(format!("a key cannot be read: {e}")))?;
             m.insert(key.to_string(), walk(&v, depth + 1)?);
         }
@@ -120,6 +121,9 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
     // A pydantic model (rubric-app's `Bundle`, `EvaluationRequest`): its
     // `model_dump()` is a dict of plain values.
     if let Ok(dump) = obj.getattr("model_dump") {
+        if let Some(v) = rubric_request(obj, depth) {
+            return Ok(v);
+        }
         if dump.is_callable() {
             // JSON mode, and without the members left at None: rubric-app's
             // models dump every optional member, which a document leaves
@@ -137,6 +141,52 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
         "a value of type `{}` is not JSON: give dicts, lists, strings, numbers, booleans and None",
         type_name(obj)
     )))
+}
+
+/// rubric-app's `EvaluationRequest`, read from its attributes: its
+/// `model_dump()` costs twice the whole decision. The class is known (two
+/// declared fields, `tool_name` and `agent_id`, extra members allowed, no
+/// serializers), so its dump in JSON mode without `None` members is its
+/// fields then its extras, each value as it is, the top-level `None`s left
+/// out. `None` (read it with `model_dump()`) for any other object, or when
+/// a value is not plain JSON and needs pydantic's conversion.
+fn rubric_request(obj: &Bound<'_, PyAny>, depth: usize) -> Option<Value> {
+    static REQUEST: GILOnceCell<Option<Py<PyType>>> = GILOnceCell::new();
+    let py = obj.py();
+    let class = REQUEST.get_or_init(py, || {
+        // Only asked once a pydantic model arrives: a caller with dicts
+        // never imports rubric-app.
+        py.import("rubric.types")
+            .and_then(|m| m.getattr("EvaluationRequest"))
+            .and_then(|c| c.downcast_into::<PyType>().map_err(Into::into))
+            .map(Bound::unbind)
+            .ok()
+    });
+    if !obj.get_type().is(class.as_ref()?.bind(py)) {
+        return None;
+    }
+    let mut m = Map::new();
+    let fields = obj
+        .getattr("__dict__")
+        .ok()?
+        .downcast_into::<PyDict>()
+        .ok()?;
+    let extra = obj.getattr("__pydantic_extra__").ok()?;
+    let extra = if extra.is_none() {
+        None
+    } else {
+        Some(extra.downcast_into::<PyDict>().ok()?)
+    };
+    for d in std::iter::once(fields).chain(extra) {
+        for (k, v) in d.iter() {
+            if v.is_none() {
+                continue;
+            }
+            let key = k.downcast::<PyString>().ok()?.to_str().ok()?;
+            m.insert(key.to_string(), walk(&v, depth + 1).ok()?);
+        }
+    }
+    Some(Value::Object(m))
 }
 
 fn number(f: f64, obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {

@@ -267,14 +267,14 @@ impl Engine {
         match &self.decider {
             Decider::Rules(e) | Decider::ClaudeCode(e) => {
                 match call_of(input, matches!(self.decider, Decider::ClaudeCode(_))) {
-                    (_, Some(why)) => Verdict::rules(&unreadable(&why)),
-                    (call, None) => Verdict::rules(&e.decide(&call)),
+                    (_, Some(why)) => Verdict::rules(unreadable(&why)),
+                    (call, None) => Verdict::rules(e.decide(&call)),
                 }
             }
             Decider::Rubric { engine, dlp } => {
-                Verdict::rubric(&engine.decide(&request_of(input, *dlp)))
+                Verdict::rubric(engine.decide(&request_of(input, *dlp)))
             }
-            Decider::Authensor(e) => Verdict::authensor(&e.decide(&envelope_of(input))),
+            Decider::Authensor(e) => Verdict::authensor(e.decide(&envelope_of(input))),
         }
     }
 
@@ -297,10 +297,13 @@ impl Engine {
                     let v = unreadable(&format!(
                         "the batch holds a call that cannot be read: {why}"
                     ));
-                    return Ok(items.iter().map(|_| Verdict::rules(&v)).collect());
+                    return Ok(items.iter().map(|_| Verdict::rules(v.clone())).collect());
                 }
                 let calls: Vec<Call> = read.into_iter().map(|(c, _)| c).collect();
-                e.decide_batch(&calls).iter().map(Verdict::rules).collect()
+                e.decide_batch(&calls)
+                    .into_iter()
+                    .map(Verdict::rules)
+                    .collect()
             }
             _ => items.iter().map(|x| self.decide(x)).collect(),
         })
@@ -370,44 +373,62 @@ pub(crate) fn envelope_of(input: &Bound<'_, PyAny>) -> Envelope {
 /// whole answer as `to_dict()`, the object `toolgate decide` prints.
 #[pyclass(frozen, module = "toolgate")]
 pub struct Verdict {
-    decision: String,
+    decision: &'static str,
     reason: Option<String>,
     rule: Option<String>,
-    kind: &'static str,
-    json: Value,
+    answer: Answer,
+    /// The answer as JSON, written the first time it is asked for: most
+    /// callers read `decision` and never `to_dict()`, and writing it costs
+    /// more than the decision.
+    json: std::sync::OnceLock<Value>,
+}
+
+/// The engine's own answer, kept until its JSON is asked for.
+enum Answer {
+    Rules(CoreVerdict),
+    Rubric(RubricResult),
+    Authensor(AuthensorResult),
 }
 
 impl Verdict {
-    fn rules(v: &CoreVerdict) -> Verdict {
+    fn rules(v: CoreVerdict) -> Verdict {
         Verdict {
-            decision: v.decision.as_str().to_string(),
+            decision: v.decision.as_str(),
             reason: (!v.reason.is_empty()).then(|| v.reason.clone()),
             rule: v.rule.as_ref().map(|r| r.text.to_string()),
-            kind: "rules",
-            json: serde_json::to_value(v).unwrap_or_else(|_| {
-                serde_json::json!({"decision": "deny", "reason": "the verdict could not be written", "by": "policy"})
-            }),
+            answer: Answer::Rules(v),
+            json: std::sync::OnceLock::new(),
         }
     }
 
-    fn rubric(r: &RubricResult) -> Verdict {
+    fn rubric(r: RubricResult) -> Verdict {
         Verdict {
-            decision: r.decision.as_str().to_string(),
+            decision: r.decision.as_str(),
             reason: r.reason.clone(),
             rule: r.matched_rule_id.clone(),
-            kind: "rubric",
-            json: r.to_json(),
+            answer: Answer::Rubric(r),
+            json: std::sync::OnceLock::new(),
         }
     }
 
-    fn authensor(r: &AuthensorResult) -> Verdict {
+    fn authensor(r: AuthensorResult) -> Verdict {
         Verdict {
-            decision: r.outcome.as_str().to_string(),
+            decision: r.outcome.as_str(),
             reason: r.reason.clone(),
             rule: r.rule.as_ref().map(|x| x.id.clone()),
-            kind: "authensor",
-            json: r.to_json(),
+            answer: Answer::Authensor(r),
+            json: std::sync::OnceLock::new(),
         }
+    }
+
+    fn json(&self) -> &Value {
+        self.json.get_or_init(|| match &self.answer {
+            Answer::Rules(v) => serde_json::to_value(v).unwrap_or_else(|_| {
+                serde_json::json!({"decision": "deny", "reason": "the verdict could not be written", "by": "policy"})
+            }),
+            Answer::Rubric(r) => r.to_json(),
+            Answer::Authensor(r) => r.to_json(),
+        })
     }
 }
 
@@ -416,8 +437,8 @@ impl Verdict {
     /// `allow`, `ask` or `deny` (Rubric: `allow` or `deny`; Authensor: the
     /// outcome, which may also be `require_approval`).
     #[getter]
-    fn decision(&self) -> &str {
-        &self.decision
+    fn decision(&self) -> &'static str {
+        self.decision
     }
 
     /// Why, when there is a reason.
@@ -435,7 +456,11 @@ impl Verdict {
     /// The dialect that decided: `rules`, `rubric` or `authensor`.
     #[getter]
     fn kind(&self) -> &'static str {
-        self.kind
+        match self.answer {
+            Answer::Rules(_) => "rules",
+            Answer::Rubric(_) => "rubric",
+            Answer::Authensor(_) => "authensor",
+        }
     }
 
     /// Whether the decision lets the call run.
@@ -446,19 +471,19 @@ impl Verdict {
 
     /// The whole answer, as `toolgate decide` prints it.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_py(py, &self.json)
+        convert::to_py(py, self.json())
     }
 
     /// A member of `to_dict()`.
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        match self.json.get(key) {
+        match self.json().get(key) {
             Some(v) => convert::to_py(py, v),
             None => Err(pyo3::exceptions::PyKeyError::new_err(key.to_string())),
         }
     }
 
     fn __repr__(&self) -> String {
-        format!("Verdict({})", self.json)
+        format!("Verdict({})", self.json())
     }
 }
 

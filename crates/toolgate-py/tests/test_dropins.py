@@ -41,6 +41,88 @@ def test_evaluator_matches_rubric_app_on_its_own_models():
         assert set(a.model_dump()) == set(b.model_dump())
 
 
+def test_a_request_model_reads_as_its_dump(monkeypatch):
+    """rubric-app's request model is read from its attributes rather than
+    through `model_dump()`; it must decide as its dump does, and as
+    rubric-app does, with top-level and nested `None`s, enum members, and
+    a value only pydantic can convert (a datetime, read through the dump)."""
+    import datetime
+    import enum
+
+    class Mode(str, enum.Enum):
+        FAST = "fast"
+
+    def rule(i, field, op, value):
+        # Each rule is reached by its own tool, so that one that fires on
+        # a missing field does not hide the others.
+        return {
+            "id": f"r{i}",
+            "conditions": [
+                {"field": "tool_name", "operator": "eq", "value": f"t{i}"},
+                {"field": field, "operator": op, "value": value},
+            ],
+            "effect": "deny",
+        }
+
+    bundle = {
+        **BUNDLE,
+        "policies": [
+            {
+                **BUNDLE["policies"][0],
+                "document": {
+                    **BUNDLE["policies"][0]["document"],
+                    "spec": {
+                        "defaultEffect": "allow",
+                        "rules": [
+                            rule(0, "mode", "eq", "fast"),
+                            rule(1, "input.a", "neq", "x"),
+                            rule(2, "z", "neq", "q"),
+                            rule(3, "when", "starts_with", "2026"),
+                            rule(4, "agent_id", "neq", "bot"),
+                        ],
+                    },
+                },
+            }
+        ],
+    }
+    ours, theirs = toolgate.rubric.Evaluator(), RubricAppEvaluator()
+    ours.update_bundle(bundle)
+    theirs.update_bundle(rubric_types.Bundle(**bundle))
+    requests = [
+        {"tool_name": "t0", "agent_id": "bot", "mode": Mode.FAST},
+        {"tool_name": "t0", "agent_id": "bot"},
+        {"tool_name": "t1", "agent_id": "bot", "input": {"a": None}},
+        {"tool_name": "t1", "agent_id": "bot", "input": {"a": "x", "b": [None]}},
+        {"tool_name": "t2", "agent_id": "bot", "z": None},
+        {"tool_name": "t2", "agent_id": "bot", "z": "q"},
+        {"tool_name": "t3", "agent_id": "bot", "when": datetime.datetime(2026, 1, 2)},
+        {"tool_name": "t3", "agent_id": "bot", "when": datetime.datetime(2025, 1, 2)},
+        {"tool_name": "t4", "agent_id": None},
+        {"tool_name": "t4", "agent_id": "bot"},
+    ]
+    dumps = []
+    real_dump = rubric_types.EvaluationRequest.model_dump
+
+    def counted_dump(self, *args, **kwargs):
+        dumps.append(self.tool_name)
+        return real_dump(self, *args, **kwargs)
+
+    decided = set()
+    for req in requests:
+        model = rubric_types.EvaluationRequest(**req)
+        with monkeypatch.context() as m:
+            m.setattr(rubric_types.EvaluationRequest, "model_dump", counted_dump)
+            a = ours.evaluate(model)
+        dumped = ours.evaluate(model.model_dump(mode="json", exclude_none=True))
+        assert fields(a) == fields(dumped), req
+        assert fields(a) == fields(theirs.evaluate(model)), req
+        decided.add((a.decision, a.matchedRuleId))
+    # The rules are reached, not all passed over.
+    assert {rule for _, rule in decided} == {"r0", "r1", "r2", "r3", "r4", None}
+    # Only the requests holding a datetime needed pydantic's dump.
+    assert dumps == ["t3", "t3"]
+
+
 def test_no_bundle_is_no_policies():
     r = toolgate.rubric.Evaluator().evaluate({"tool_name": "x"})
     theirs = RubricAppEvaluator().evaluate(rubric_types.EvaluationRequest(tool_name="x"))
