@@ -14,7 +14,6 @@
 //! a chunk.
 
 use super::{GuardError, RuleSpec};
-use aho_corasick::automaton::Automaton as _;
 use aho_corasick::{MatchKind as AcKind, StartKind as AcStart};
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -55,50 +54,355 @@ struct Compiled {
     min_entropy: Option<f64>,
 }
 
-/// The anchors in one unanchored Aho-Corasick DFA (`MatchKind::Standard`,
-/// whose match states list every anchor ending there), walked byte by
-/// byte: a table lookup per byte, and the anchors of a match state once.
+/// The anchors in one unanchored Aho-Corasick automaton
+/// (`MatchKind::Standard`, whose match states list every anchor ending
+/// there), copied out of the `aho-corasick` crate's DFA into one flat
+/// table walked a byte at a time: the byte's class, then one load.
+///
+/// States are numbered so that the match states come last, and each is
+/// stored premultiplied by the number of classes: the next state is
+/// `trans[state + class[byte]]`, and a state is special when it is at or
+/// past `first_match`. The crate's own walk asks more of each step (its
+/// bounds, its special-state ranges), and a step is all the scan does.
+///
+/// One walk is a chain of dependent loads, each waiting on the one before.
+/// So a long input is cut into pieces of at most [`PIECE`] bytes (at
+/// least [`MIN_PIECE`], [`piece_len`]) and [`LANES`]
+/// pieces are walked side by side, their chains independent: each piece
+/// starts from the start state `longest - 1` bytes early, so it sees every
+/// anchor ending inside it, and reports only those (the piece before
+/// reports the ones ending before it).
 #[derive(Debug)]
 struct Anchors {
-    dfa: aho_corasick::dfa::DFA,
+    /// Next states, premultiplied, `stride` per state.
+    trans: Vec<u32>,
+    /// Each byte's class: bytes in no anchor share class 0.
+    classes: [u32; 256],
+    stride: u32,
+    start: u32,
+    /// The first match state, premultiplied.
+    first_match: u32,
+    /// Per match state (from `first_match`, in order), its range of
+    /// `ends`.
+    match_ranges: Vec<(u32, u32)>,
+    /// The anchors ending at a match state: (anchor id, length).
+    ends: Vec<(u32, u32)>,
+    /// The longest anchor.
+    longest: usize,
+}
+
+/// Pieces walked side by side.
+const LANES: usize = 4;
+
+/// The bytes of one piece: large beside the `longest - 1` bytes each
+/// piece reads again, small enough that the anchors found in a group of
+/// pieces, held until the pieces before are reported, stay few.
+const PIECE: usize = 4096;
+
+/// The shortest piece: an input shorter than [`LANES`] of these is walked
+/// in one piece, as the bytes read again at each piece's start would cost
+/// more than the lanes save.
+const MIN_PIECE: usize = 256;
+
+/// The pieces of an input of `len` bytes: a quarter of it, within
+/// [`MIN_PIECE`] and [`PIECE`], so that a request of a few KiB is walked
+/// in lanes too.
+fn piece_len(len: usize) -> usize {
+    (len / LANES).clamp(MIN_PIECE, PIECE)
 }
 
 impl Anchors {
+    /// The automaton of `anchors` (anchor id: index).
+    fn build(anchors: &[Vec<u8>]) -> Result<Anchors, GuardError> {
+        use aho_corasick::automaton::Automaton as _;
+        let too_big = || {
+            GuardError::Document {
+            message: "the anchors of the guard set make too large an automaton: use fewer or longer anchors".into(),
+        }
+        };
+        let dfa = aho_corasick::dfa::DFA::builder()
+            .match_kind(AcKind::Standard)
+            .start_kind(AcStart::Unanchored)
+            .prefilter(false)
+            .build(anchors)
+            .map_err(|e| GuardError::Document {
+                message: format!("the anchors of the guard set do not build: {e}"),
+            })?;
+        let no = aho_corasick::Anchored::No;
+        // A class per byte some anchor holds; every other byte moves every
+        // state alike, so they share class 0, whose representative is one
+        // of them (when every byte is in some anchor, class 0 has none).
+        let mut classes = [0u32; 256];
+        let mut reps: Vec<u8> = Vec::new();
+        let mut used = [false; 256];
+        for &b in anchors.iter().flatten() {
+            if let Some(u) = used.get_mut(usize::from(b)) {
+                *u = true;
+            }
+        }
+        if let Some(o) = (0..=255u8).zip(used).find(|&(_, u)| !u) {
+            reps.push(o.0);
+        }
+        for ((b, u), class) in (0..=255u8).zip(used).zip(classes.iter_mut()) {
+            if u {
+                *class = u32::try_from(reps.len()).map_err(|_| too_big())?;
+                reps.push(b);
+            }
+        }
+        let stride = u32::try_from(reps.len()).map_err(|_| too_big())?;
+        // Every state reachable from the start, breadth first.
+        let start = dfa.start_state(no).map_err(|e| GuardError::Document {
+            message: format!("the anchors of the guard set do not build: {e}"),
+        })?;
+        let mut seen = std::collections::HashMap::new();
+        let mut order = vec![start];
+        seen.insert(start, 0usize);
+        let mut i = 0;
+        while let Some(&sid) = order.get(i) {
+            for &b in &reps {
+                let next = dfa.next_state(no, sid, b);
+                if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(next) {
+                    e.insert(order.len());
+                    order.push(next);
+                }
+            }
+            i += 1;
+        }
+        // Match states last.
+        let mut number = vec![0u32; order.len()];
+        let mut renumbered: Vec<usize> = (0..order.len()).collect();
+        renumbered.sort_by_key(|&k| order.get(k).is_some_and(|&sid| dfa.is_match(sid)));
+        let premultiplied = |k: usize| -> Result<u32, GuardError> {
+            u32::try_from(k)
+                .ok()
+                .and_then(|k| k.checked_mul(stride))
+                .ok_or_else(too_big)
+        };
+        for (new, &old) in renumbered.iter().enumerate() {
+            if let Some(n) = number.get_mut(old) {
+                *n = premultiplied(new)?;
+            }
+        }
+        let n_plain = order.iter().filter(|&&sid| !dfa.is_match(sid)).count();
+        let size = order.len().checked_mul(reps.len()).ok_or_else(too_big)?;
+        premultiplied(order.len())?;
+        let mut trans = vec![0u32; size];
+        let mut match_ranges = Vec::new();
+        let mut ends = Vec::new();
+        for (new, &old) in renumbered.iter().enumerate() {
+            let Some(&sid) = order.get(old) else { continue };
+            let row = new * reps.len();
+            for (c, &b) in reps.iter().enumerate() {
+                let next = dfa.next_state(no, sid, b);
+                let to = seen.get(&next).and_then(|&k| number.get(k)).copied();
+                if let (Some(slot), Some(to)) = (trans.get_mut(row + c), to) {
+                    *slot = to;
+                }
+            }
+            if dfa.is_match(sid) {
+                let from = u32::try_from(ends.len()).map_err(|_| too_big())?;
+                for k in 0..dfa.match_len(sid) {
+                    let pid = dfa.match_pattern(sid, k);
+                    let id = u32::try_from(pid.as_usize()).map_err(|_| too_big())?;
+                    let len = u32::try_from(dfa.pattern_len(pid)).map_err(|_| too_big())?;
+                    ends.push((id, len));
+                }
+                let to = u32::try_from(ends.len()).map_err(|_| too_big())?;
+                match_ranges.push((from, to));
+            }
+        }
+        Ok(Anchors {
+            trans,
+            classes,
+            stride,
+            start: seen
+                .get(&start)
+                .and_then(|&k| number.get(k))
+                .copied()
+                .unwrap_or(0),
+            first_match: premultiplied(n_plain)?,
+            match_ranges,
+            ends,
+            longest: anchors.iter().map(Vec::len).max().unwrap_or(0),
+        })
+    }
+
+    #[inline(always)]
+    fn next(&self, sid: u32, b: u8) -> u32 {
+        // A byte always indexes 256 classes: the check compiles away.
+        let class = self.classes.get(usize::from(b)).copied().unwrap_or(0);
+        // Every entry is a state of the table, so the fallback is never
+        // taken; it keeps a damaged table from reading out of bounds.
+        self.trans
+            .get((sid + class) as usize)
+            .copied()
+            .unwrap_or(self.start)
+    }
+
     /// Calls `f(start, anchor id, end)` for every anchor occurrence in
     /// `hay`, in order of end.
     fn each(&self, hay: &[u8], f: &mut dyn FnMut(usize, usize, usize)) {
-        let no = aho_corasick::Anchored::No;
-        let Ok(mut sid) = self.dfa.start_state(no) else {
-            return;
-        };
-        let mut i = 0;
-        while i < hay.len() {
-            (sid, i) = self.advance(sid, hay, i);
-            if self.dfa.is_match(sid) {
-                for k in 0..self.dfa.match_len(sid) {
-                    let pid = self.dfa.match_pattern(sid, k);
-                    let len = self.dfa.pattern_len(pid);
-                    f(i - len, pid.as_usize(), i);
+        let overlap = self.longest.saturating_sub(1);
+        let piece_len = piece_len(hay.len());
+        let pieces = hay.len().div_ceil(piece_len);
+        // Found by the lanes after the first, reported once the lanes
+        // before them are.
+        let mut held: [Vec<(usize, usize, usize)>; LANES] = Default::default();
+        let mut p = 0;
+        while p < pieces {
+            if pieces - p < LANES {
+                // The last pieces: one walk to the end.
+                let from = (p * piece_len).saturating_sub(overlap);
+                self.walk(self.start, hay, from, hay.len(), p * piece_len, f);
+                return;
+            }
+            let mut lanes = [(self.start, 0usize, 0usize, 0usize); LANES];
+            for (k, lane) in lanes.iter_mut().enumerate() {
+                let piece = (p + k) * piece_len;
+                let to = (piece + piece_len).min(hay.len());
+                *lane = (self.start, piece.saturating_sub(overlap), to, piece);
+            }
+            self.side_by_side(hay, &mut lanes, &mut held, f);
+            // Each lane's rest, where lanes differ in length.
+            for (k, &(sid, at, to, piece)) in lanes.iter().enumerate() {
+                match held.get_mut(k) {
+                    Some(h) if k > 0 => {
+                        self.walk(sid, hay, at, to, piece, &mut |s, a, e| h.push((s, a, e)))
+                    }
+                    _ => self.walk(sid, hay, at, to, piece, f),
                 }
             }
+            for h in held.iter_mut() {
+                for &(s, a, e) in h.iter() {
+                    f(s, a, e);
+                }
+                h.clear();
+            }
+            p += LANES;
+        }
+    }
+
+    /// Walks every lane `(state, at, to, piece)` one byte at a time, side
+    /// by side, for as many bytes as the shortest has left; the first
+    /// lane's anchors go to `f`, the others' to `held`. Leaves each lane
+    /// where it stopped.
+    fn side_by_side(
+        &self,
+        hay: &[u8],
+        lanes: &mut [(u32, usize, usize, usize); LANES],
+        held: &mut [Vec<(usize, usize, usize)>; LANES],
+        f: &mut dyn FnMut(usize, usize, usize),
+    ) {
+        let n = lanes
+            .iter()
+            .map(|&(_, at, to, _)| to.saturating_sub(at))
+            .min()
+            .unwrap_or(0);
+        let [(_, a0, _, _), (_, a1, _, _), (_, a2, _, _), (_, a3, _, _)] = *lanes;
+        let (Some(h0), Some(h1), Some(h2), Some(h3)) = (
+            hay.get(a0..a0 + n),
+            hay.get(a1..a1 + n),
+            hay.get(a2..a2 + n),
+            hay.get(a3..a3 + n),
+        ) else {
+            return;
+        };
+        let mut sids = lanes.map(|l| l.0);
+        let mut j = 0;
+        while j < n {
+            (sids, j) = self.advance4(sids, [h0, h1, h2, h3], j);
+            for (k, (&sid, &(_, at, _, piece))) in sids.iter().zip(lanes.iter()).enumerate() {
+                match held.get_mut(k) {
+                    Some(h) if k > 0 => {
+                        self.report(sid, at + j, piece, &mut |s, a, e| h.push((s, a, e)))
+                    }
+                    _ => self.report(sid, at + j, piece, f),
+                }
+            }
+        }
+        for (lane, sid) in lanes.iter_mut().zip(sids) {
+            lane.0 = sid;
+            lane.1 += n;
+        }
+    }
+
+    /// Walks four lanes of equal length from `j` to just past the first
+    /// byte that takes any of them into a match state, or to the end: the
+    /// states and the position stay in registers, as in [`Self::advance`].
+    #[inline(never)]
+    fn advance4(
+        &self,
+        sids: [u32; LANES],
+        h: [&[u8]; LANES],
+        mut j: usize,
+    ) -> ([u32; LANES], usize) {
+        let [mut s0, mut s1, mut s2, mut s3] = sids;
+        let [h0, h1, h2, h3] = h;
+        let first_match = self.first_match;
+        while let (Some(&b0), Some(&b1), Some(&b2), Some(&b3)) =
+            (h0.get(j), h1.get(j), h2.get(j), h3.get(j))
+        {
+            s0 = self.next(s0, b0);
+            s1 = self.next(s1, b1);
+            s2 = self.next(s2, b2);
+            s3 = self.next(s3, b3);
+            j += 1;
+            if (s0 >= first_match) | (s1 >= first_match) | (s2 >= first_match) | (s3 >= first_match)
+            {
+                break;
+            }
+        }
+        ([s0, s1, s2, s3], j)
+    }
+
+    /// Walks from `sid` at `at` to `to`, reporting the anchors that end
+    /// after `piece`.
+    fn walk(
+        &self,
+        mut sid: u32,
+        hay: &[u8],
+        mut at: usize,
+        to: usize,
+        piece: usize,
+        f: &mut dyn FnMut(usize, usize, usize),
+    ) {
+        let Some(hay) = hay.get(..to) else {
+            return;
+        };
+        while at < hay.len() {
+            (sid, at) = self.advance(sid, hay, at);
+            self.report(sid, at, piece, f);
+        }
+    }
+
+    /// The anchors of state `sid`, reached just before `end`, that end
+    /// after `piece`.
+    fn report(&self, sid: u32, end: usize, piece: usize, f: &mut dyn FnMut(usize, usize, usize)) {
+        if end <= piece || sid < self.first_match {
+            return;
+        }
+        let m = (sid - self.first_match) / self.stride;
+        let Some(&(from, to)) = self.match_ranges.get(m as usize) else {
+            return;
+        };
+        for &(id, len) in self
+            .ends
+            .get(from as usize..to as usize)
+            .unwrap_or_default()
+        {
+            f(end - len as usize, id as usize, end);
         }
     }
 
     /// Walks from `sid` at `i` to just past the next byte that enters a
-    /// special (match) state, or to the end: kept apart from the calls to
-    /// `f`, so that the state and the position stay in registers.
+    /// match state, or to the end: kept apart from the calls to `f`, so
+    /// that the state and the position stay in registers.
     #[inline(never)]
-    fn advance(
-        &self,
-        mut sid: aho_corasick::automaton::StateID,
-        hay: &[u8],
-        mut i: usize,
-    ) -> (aho_corasick::automaton::StateID, usize) {
-        let no = aho_corasick::Anchored::No;
+    fn advance(&self, mut sid: u32, hay: &[u8], mut i: usize) -> (u32, usize) {
         while let Some(&b) = hay.get(i) {
-            sid = self.dfa.next_state(no, sid, b);
+            sid = self.next(sid, b);
             i += 1;
-            if self.dfa.is_special(sid) {
+            if sid >= self.first_match {
                 break;
             }
         }
@@ -256,17 +560,8 @@ impl Scanner {
         let ac = if by_anchor.is_empty() {
             None
         } else {
-            let built = |e: aho_corasick::BuildError| GuardError::Document {
-                message: format!("the anchors of the guard set do not build: {e}"),
-            };
-            Some(Anchors {
-                dfa: aho_corasick::dfa::DFA::builder()
-                    .match_kind(AcKind::Standard)
-                    .start_kind(AcStart::Unanchored)
-                    .prefilter(false)
-                    .build(by_anchor.keys())
-                    .map_err(built)?,
-            })
+            let keys: Vec<Vec<u8>> = by_anchor.keys().cloned().collect();
+            Some(Anchors::build(&keys)?)
         };
         Ok(Scanner {
             ac,
@@ -549,5 +844,108 @@ impl Stream<'_> {
             self.buf.drain(..n);
             self.base = keep;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guards::Severity;
+
+    fn spec(name: &str, value: &str) -> RuleSpec {
+        RuleSpec {
+            name: name.into(),
+            kind: "test".into(),
+            severity: Severity::High,
+            before: None,
+            value: value.into(),
+            after: None,
+            max_len: None,
+            min_entropy: None,
+            note: None,
+        }
+    }
+
+    /// Pieces walked side by side find exactly what one walk finds, in the
+    /// same order: inputs of every length around the piece and group
+    /// sizes, dense with anchors, a long one planted across every piece
+    /// boundary.
+    #[test]
+    fn pieces_side_by_side_find_what_one_walk_finds() -> Result<(), Box<dyn std::error::Error>> {
+        let long = b"hgfedcbahgfedcba";
+        let specs = [
+            spec("a", "ab[a-z]"),
+            spec("b", "abcdefgh"),
+            spec("c", "ba"),
+            spec("d", std::str::from_utf8(long)?),
+        ];
+        let sc = Scanner::build(&specs)?;
+        let ac = sc.ac.as_ref().ok_or("no anchors")?;
+        assert_eq!(ac.longest, long.len());
+        let start = ac.start;
+        // Numbered as the scanner numbers them: sorted, each once.
+        let mut anchors = std::collections::BTreeSet::new();
+        for sp in &specs {
+            anchors.extend(super::anchors(sp)?);
+        }
+        let oracle = aho_corasick::AhoCorasick::builder()
+            .match_kind(AcKind::Standard)
+            .build(&anchors)?;
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for len in [
+            0,
+            1,
+            LANES * MIN_PIECE - 1,
+            LANES * MIN_PIECE,
+            LANES * MIN_PIECE + 1,
+            1100,
+            PIECE - 1,
+            PIECE,
+            3 * PIECE + 5,
+            LANES * PIECE - 1,
+            LANES * PIECE,
+            LANES * PIECE + 1,
+            2 * LANES * PIECE + PIECE / 2,
+            9 * PIECE + 7,
+        ] {
+            let mut hay: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    b"abcdefgh"[(x % 8) as usize]
+                })
+                .collect();
+            let piece = piece_len(len);
+            for b in (piece..len).step_by(piece) {
+                // Starting 15, 14, … 1 bytes before the boundary.
+                let at = b - (long.len() - 1) + (b / piece - 1) % (long.len() - 1);
+                if let Some(place) = hay.get_mut(at..at + long.len()) {
+                    place.copy_from_slice(long);
+                }
+            }
+            let mut one = Vec::new();
+            ac.walk(start, &hay, 0, hay.len(), 0, &mut |s, a, e| {
+                one.push((s, a, e))
+            });
+            let mut sides = Vec::new();
+            ac.each(&hay, &mut |s, a, e| sides.push((s, a, e)));
+            assert!(
+                len < MIN_PIECE || one.len() > len / 64,
+                "too few anchors: {}",
+                one.len()
+            );
+            assert_eq!(sides, one, "len {len}");
+            // And what the aho-corasick crate's own overlapping search
+            // finds, the table being a copy of its automaton.
+            let mut theirs: Vec<(usize, usize, usize)> = oracle
+                .find_overlapping_iter(&hay[..])
+                .map(|m| (m.start(), m.pattern().as_usize(), m.end()))
+                .collect();
+            theirs.sort_by_key(|&(s, a, e)| (e, s, a));
+            one.sort_by_key(|&(s, a, e)| (e, s, a));
+            assert_eq!(one, theirs, "len {len}");
+        }
+        Ok(())
     }
 }
