@@ -46,7 +46,9 @@
 //! policy and the readable sets do not; `deferred` only ever reports an
 //! ask; a release or review over an unreadable pending record is a
 //! `Corrupt` store error that takes nothing off the run and counts no
-//! review; a failed revocation removes no grant set.
+//! review; a failed revocation removes no grant set; `discard_unreadable`
+//! removes exactly the grant records a supervisor cannot read on their
+//! own, after which decisions read the store again.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -921,13 +923,28 @@ fn damaged(mut inp: Bytes<'_>) {
                 let x = inp.byte();
                 let before = store.grants(&ns).expect("grants");
                 let scope = SCOPES[usize::from(x & 3)];
-                let got = match (x >> 2) & 3 {
+                let got = match (x >> 2) & 7 {
                     0 => sup.revoke(SOURCES[usize::from(x >> 4) % SOURCES.len()], scope),
                     1 => sup.revoke_scope(scope),
                     2 => sup.forget(RUNS[usize::from(x >> 4) % 3]),
+                    3 | 4 => {
+                        let gone = sup.discard_unreadable().expect("discard_unreadable");
+                        let after = store.grants(&ns).expect("grants");
+                        // Exactly the unreadable records went, and what is
+                        // left reads: decisions recover.
+                        let want: Vec<_> = before
+                            .iter()
+                            .filter(|(s, src, r)| readable(s, src, r, &probe))
+                            .cloned()
+                            .collect();
+                        assert_eq!(after, want, "discard_unreadable kept {gone:?}");
+                        assert_eq!(gone.len(), before.len() - want.len());
+                        sup.would(&probe).expect("decisions after a repair");
+                        Ok(0)
+                    }
                     _ => sup.reset_reviews().map(|()| 0),
                 };
-                if matches!((x >> 2) & 3, 0 | 1) && got.is_err() {
+                if matches!((x >> 2) & 7, 0 | 1) && got.is_err() {
                     assert_eq!(
                         store.grants(&ns).expect("grants"),
                         before,
@@ -937,6 +954,17 @@ fn damaged(mut inp: Bytes<'_>) {
             }
         }
     }
+}
+
+/// Whether a supervisor can read the grant record `record` of `source`
+/// under `scope`: one on a store holding it alone decides.
+fn readable(scope: &str, source: &str, record: &[u8], probe: &Call) -> bool {
+    let store = Arc::new(MemoryStore::new());
+    let ns = Namespace::new("t", "readable");
+    store.put_grant(&ns, scope, source, record).expect("put_grant");
+    Supervisor::new(Arc::clone(&base().engine), store, ns)
+        .would(probe)
+        .is_ok()
 }
 
 /// A batch over a damaged store: every call denied when a grant record

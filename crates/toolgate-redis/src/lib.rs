@@ -299,6 +299,15 @@ if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
 return 1
 ";
 
+/// KEYS: grants. ARGV: field, record. Drops the field only while it holds
+/// exactly the record; returns 1 when it did.
+const REMOVE_GRANT_IF: &str = r"
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 0
+";
+
 /// KEYS: reviews. ARGV: outcome ('1' refused, '0' not), kept, window, ttl.
 /// Returns the last `window` outcomes, oldest first.
 const REVIEW: &str = r"
@@ -333,6 +342,7 @@ struct Scripts {
     forget: Script,
     runs: Script,
     put_grant: Script,
+    remove_grant_if: Script,
     review: Script,
     append_if: Script,
 }
@@ -346,6 +356,7 @@ fn scripts() -> &'static Scripts {
         forget: Script::new(FORGET),
         runs: Script::new(RUNS),
         put_grant: Script::new(PUT_GRANT),
+        remove_grant_if: Script::new(REMOVE_GRANT_IF),
         review: Script::new(REVIEW),
         append_if: Script::new(APPEND_IF),
     })
@@ -476,6 +487,25 @@ impl Store for RedisStore {
                 .arg(k)
                 .arg(grant_field(scope, source))
                 .query(c)
+        })?;
+        Ok(n > 0)
+    }
+
+    fn remove_grant_if(
+        &self,
+        ns: &Namespace,
+        scope: &str,
+        source: &str,
+        record: &[u8],
+    ) -> Result<bool, StoreError> {
+        let k = format!("{}grants", prefix(ns));
+        let n: i64 = self.with(|c| {
+            scripts()
+                .remove_grant_if
+                .key(k)
+                .arg(grant_field(scope, source))
+                .arg(record)
+                .invoke(c)
         })?;
         Ok(n > 0)
     }

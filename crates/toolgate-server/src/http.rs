@@ -113,6 +113,10 @@ pub(crate) fn router(state: S) -> Router {
             axum::routing::delete(crate::state::revoke_handler),
         )
         .route("/v1/runs", get(crate::state::runs_handler))
+        .route(
+            "/v1/state/discard-unreadable",
+            post(crate::state::discard_handler),
+        )
         .route("/health/live", get(live))
         .route("/health/ready", get(ready))
         .route("/v1/status", get(status))

@@ -287,6 +287,32 @@ pub(crate) async fn revoke_handler(
     }
 }
 
+/// `POST /v1/state/discard-unreadable`: removes the grant records this
+/// version cannot read, which deny every call until they go; answers which.
+pub(crate) async fn discard_handler(State(state): State<Arc<Shared>>, req: Request) -> Response {
+    let (sup, _) = match open(&state, req).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    match sup.discard_unreadable() {
+        Ok(gone) => json_response(
+            StatusCode::OK,
+            &json!({
+                "discarded": gone
+                    .iter()
+                    .map(|d| json!({
+                        "scope": d.scope,
+                        "source": d.source,
+                        "always": d.always,
+                        "why": d.why,
+                    }))
+                    .collect::<Vec<_>>(),
+            }),
+        ),
+        Err(e) => error_response(&e),
+    }
+}
+
 /// `GET /v1/runs`: the runs holding pending calls.
 pub(crate) async fn runs_handler(State(state): State<Arc<Shared>>, req: Request) -> Response {
     let (sup, _) = match open(&state, req).await {

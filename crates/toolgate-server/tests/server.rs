@@ -756,6 +756,48 @@ fn scan_finds_a_secret_by_its_span_and_never_echoes_it() {
     assert_eq!((code, v["decision"].as_str()), (413, Some("deny")), "{v}");
 }
 
+/// A damaged grant record denies every call through the service, naming
+/// the repair; `POST /v1/state/discard-unreadable` removes it and answers
+/// what it removed, and decisions recover.
+#[test]
+fn an_unreadable_grant_record_is_discarded_through_the_service() {
+    let s = Scratch::new("discard");
+    let store = memory();
+    let server = serve(&s, &artifact(STATEFUL.as_bytes()), |c| c.store = store());
+    let ls = r#"{"tool": "bash", "args": {"command": "ls"}}"#;
+    assert_eq!(
+        post(&server.addr(), "/v1/decide", ls).1["decision"],
+        "allow"
+    );
+    let ns = toolgate::state::Namespace::new("default", "rules");
+    store()
+        .put_grant(&ns, "conv1", "skill", b"damaged")
+        .unwrap();
+    let (_, v) = post(&server.addr(), "/v1/decide", ls);
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("discard the unreadable grant records"),
+        "{v}"
+    );
+    let (code, v) = post(&server.addr(), "/v1/state/discard-unreadable", "");
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["discarded"][0]["scope"], "conv1", "{v}");
+    assert_eq!(v["discarded"][0]["source"], "skill", "{v}");
+    assert_eq!(v["discarded"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(
+        post(&server.addr(), "/v1/decide", ls).1["decision"],
+        "allow"
+    );
+    let (code, v) = post(&server.addr(), "/v1/state/discard-unreadable", "");
+    assert_eq!(
+        (code, v["discarded"].as_array().map(Vec::len)),
+        (200, Some(0))
+    );
+}
+
 const STATEFUL: &str = r#"{"default": "ask", "matchers": {"bash": {"match": "prefix", "field": "command"}},
     "allow": "bash(ls:*)", "deny": "bash(rm:*)", "ask": "bash(git push:*)"}"#;
 

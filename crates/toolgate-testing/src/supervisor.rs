@@ -58,6 +58,8 @@ macro_rules! supervisor_suite {
             a_review_over_an_unreadable_record_fails_and_counts_nothing,
             a_deferred_record_that_is_not_an_ask_is_corrupt_not_an_allow,
             revoke_scope_over_an_unreadable_set_fails_and_removes_nothing,
+            discarding_unreadable_grant_records_removes_them_alone_and_decisions_recover,
+            a_grant_record_is_removed_only_while_it_is_what_was_read,
         );
     };
     (@tests $open:expr; $($name:ident),+ $(,)?) => {
@@ -730,5 +732,94 @@ pub fn revoke_scope_over_an_unreadable_set_fails_and_removes_nothing(open: Open<
     ));
     let kept: Vec<String> = store.grants(&ns)?.into_iter().map(|g| g.1).collect();
     assert_eq!(kept, ["a", "z"]);
+    Ok(())
+}
+
+/// The scope "always allow" grants are kept under, as the supervisor
+/// writes it: a record put there is one of them.
+const ALWAYS_SCOPE: &str = "\u{1}always";
+
+/// An unreadable grant record denies every call, naming the record and
+/// the repair; `discard_unreadable` removes exactly the unreadable ones
+/// (grant sets scoped and not, and an "always allow"), reports each to the
+/// observers, and decisions recover with the readable sets in force.
+pub fn discarding_unreadable_grant_records_removes_them_alone_and_decisions_recover(
+    open: Open<'_>,
+) -> R {
+    let store = open();
+    let (seen, obs) = collector();
+    let sup = on(Arc::clone(&store), fresh("supervisor"))?.with_observer(obs);
+    let ns = sup.namespace().clone();
+    sup.grant_set(&skill("commit", "bash(git push:*)")?, Some("c1"))?;
+    store.put_grant(&ns, "c1", "z", b"not a record")?;
+    store.put_grant(&ns, "", "y", br#"{"v":1}"#)?;
+    store.put_grant(&ns, ALWAYS_SCOPE, "k", b"\xff")?;
+    let push = bash("r", "p", "git push").in_scope("c1");
+    let v = sup.decide_batch(1, std::slice::from_ref(&push));
+    assert_eq!(v[0].decision, Decision::Deny);
+    assert!(
+        v[0].reason.contains("discard the unreadable grant records"),
+        "{}",
+        v[0].reason
+    );
+    let before = seen.lock().map_err(|_| "poisoned")?.len();
+    let gone = sup.discard_unreadable()?;
+    let named: Vec<(Option<&str>, &str, bool)> = gone
+        .iter()
+        .map(|d| (d.scope.as_deref(), d.source.as_str(), d.always))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (None, "y", false),
+            (None, "", true),
+            (Some("c1"), "z", false)
+        ]
+    );
+    assert!(gone[2]
+        .why
+        .contains("the grant set of `z` under the scope `c1`"));
+    let kept: Vec<(String, String)> = store
+        .grants(&ns)?
+        .into_iter()
+        .map(|(s, src, _)| (s, src))
+        .collect();
+    assert_eq!(kept, [("c1".to_string(), "commit".to_string())]);
+    assert_eq!(
+        sup.would(&push)?.decision,
+        Decision::Allow,
+        "the readable set is in force"
+    );
+    assert!(
+        sup.discard_unreadable()?.is_empty(),
+        "nothing left to discard"
+    );
+    let seen = seen.lock().map_err(|_| "poisoned")?;
+    let revoked: Vec<&Event> = seen
+        .get(before..)
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| e.kind == EventKind::Revoke)
+        .collect();
+    assert_eq!(revoked.len(), 3);
+    assert!(revoked[0]
+        .verdict
+        .reason
+        .starts_with("discarded the grant set of `y`"));
+    Ok(())
+}
+
+/// The store's compare-and-remove: a record another replica rewrote after
+/// it was read stays; the one read goes.
+pub fn a_grant_record_is_removed_only_while_it_is_what_was_read(open: Open<'_>) -> R {
+    let (a, b) = (open(), open());
+    let ns = fresh("supervisor");
+    a.put_grant(&ns, "c1", "s", b"old")?;
+    b.put_grant(&ns, "c1", "s", b"new")?;
+    assert!(!a.remove_grant_if(&ns, "c1", "s", b"old")?);
+    assert_eq!(a.grants(&ns)?.len(), 1);
+    assert!(!a.remove_grant_if(&ns, "c1", "other", b"new")?);
+    assert!(a.remove_grant_if(&ns, "c1", "s", b"new")?);
+    assert!(b.grants(&ns)?.is_empty());
     Ok(())
 }

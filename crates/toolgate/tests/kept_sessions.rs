@@ -282,6 +282,15 @@ impl Store for Down {
     fn remove_grant(&self, _: &Namespace, _: &str, _: &str) -> Result<bool, StoreError> {
         Err(down())
     }
+    fn remove_grant_if(
+        &self,
+        _: &Namespace,
+        _: &str,
+        _: &str,
+        _: &[u8],
+    ) -> Result<bool, StoreError> {
+        Err(down())
+    }
     fn grants(&self, _: &Namespace) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
         Err(down())
     }

@@ -63,6 +63,16 @@ impl Store for Flaky {
         self.check()?;
         self.inner.remove_grant(ns, s, src)
     }
+    fn remove_grant_if(
+        &self,
+        ns: &Namespace,
+        s: &str,
+        src: &str,
+        r: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.check()?;
+        self.inner.remove_grant_if(ns, s, src, r)
+    }
     fn grants(&self, ns: &Namespace) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
         self.check()?;
         self.inner.grants(ns)

@@ -469,11 +469,11 @@ impl Supervisor {
         }
         let mut always = Vec::new();
         let mut sets = Vec::new();
-        for (scope, _, bytes) in &key {
+        for (scope, src, bytes) in &key {
             if scope == ALWAYS {
-                always.push(AlwaysRec::from_bytes(bytes)?);
+                always.push(read_always(src, bytes)?);
             } else {
-                sets.push((scope.clone(), SetRec::from_bytes(bytes)?));
+                sets.push((scope.clone(), read_set(scope, src, bytes)?));
             }
         }
         let (policy, engine) = match policy {
@@ -1174,7 +1174,7 @@ impl Supervisor {
         let mut n = 0;
         for (s, src, bytes) in self.store.grants(&self.ns)? {
             if s == scope && src == source {
-                n = SetRec::from_bytes(&bytes)?.n_rules();
+                n = read_set(&s, &src, &bytes)?.n_rules();
             }
         }
         if !self.store.remove_grant(&self.ns, scope, source)? {
@@ -1209,7 +1209,8 @@ impl Supervisor {
         let mut sets = Vec::new();
         for (s, src, bytes) in self.store.grants(&self.ns)? {
             if s == scope {
-                sets.push((src, SetRec::from_bytes(&bytes)?.n_rules()));
+                let n = read_set(&s, &src, &bytes)?.n_rules();
+                sets.push((src, n));
             }
         }
         let mut n = 0;
@@ -1232,6 +1233,65 @@ impl Supervisor {
         Ok(n)
     }
 
+    /// Removes every grant record this version cannot read, grant sets and
+    /// "always allow" grants alike, and says which: the repair for a store
+    /// whose damaged record denies every call (`spec/policy.md` §14.6).
+    /// Each removal is an atomic compare-and-remove, so a record another
+    /// replica rewrote in the meantime stays; each is reported to the
+    /// observers as a revocation. Records that can be read are untouched.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolgate::state::{MemoryStore, Namespace, Store, Supervisor};
+    /// let store = Arc::new(MemoryStore::new());
+    /// let ns = Namespace::new("tenant", "agent");
+    /// let policy = toolgate::Policy::from_json(r#"{"default": "ask", "allow": "read"}"#)?;
+    /// let registry = toolgate::builtins::registry();
+    /// let sup = Supervisor::from_policy(policy, registry, Arc::clone(&store) as Arc<dyn Store>, ns.clone())?;
+    /// store.put_grant(&ns, "c1", "skill", b"damaged")?;
+    /// assert!(sup.grants().is_err());
+    /// let gone = sup.discard_unreadable()?;
+    /// assert_eq!((gone[0].scope.as_deref(), gone[0].source.as_str()), (Some("c1"), "skill"));
+    /// assert!(sup.grants()?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The store's error; what was removed before it stays removed.
+    pub fn discard_unreadable(&self) -> Result<Vec<Discarded>, StateError> {
+        let mut out = Vec::new();
+        for (scope, source, bytes) in self.store.grants(&self.ns)? {
+            let always = scope == ALWAYS;
+            let unreadable = if always {
+                read_always(&source, &bytes).err()
+            } else {
+                read_set(&scope, &source, &bytes).err()
+            };
+            let Some(why) = unreadable else { continue };
+            if !self
+                .store
+                .remove_grant_if(&self.ns, &scope, &source, &bytes)?
+            {
+                continue;
+            }
+            let why = match why {
+                StoreError::Corrupt(w) | StoreError::Unavailable(w) => w,
+            };
+            self.emit(vec![grant_event_kind(
+                EventKind::Revoke,
+                Verdict::new(Decision::Deny, format!("discarded {why}")),
+            )]);
+            out.push(Discarded {
+                scope: (!always && !scope.is_empty()).then_some(scope),
+                source: if always { String::new() } else { source },
+                always,
+                why,
+            });
+        }
+        Ok(out)
+    }
+
     /// The grant sets a call under `scope` is decided beside: the unscoped
     /// ones, then the scope's, each sorted by source, with their rules as
     /// they were given, so they can be activated again elsewhere.
@@ -1247,9 +1307,9 @@ impl Supervisor {
             .into_iter()
             .chain(Some(scope).filter(|s| !s.is_empty()))
         {
-            for (s, _, bytes) in &all {
+            for (s, src, bytes) in &all {
                 if s == wanted {
-                    out.push(SetRec::from_bytes(bytes)?.set());
+                    out.push(read_set(s, src, bytes)?.set());
                 }
             }
         }
@@ -1263,14 +1323,56 @@ impl Supervisor {
     /// The store's error.
     pub fn grants(&self) -> Result<Vec<(Option<String>, RuleSet)>, StateError> {
         let mut out = Vec::new();
-        for (s, _, bytes) in self.store.grants(&self.ns)? {
+        for (s, src, bytes) in self.store.grants(&self.ns)? {
             if s != ALWAYS {
-                let scope = Some(s).filter(|s| !s.is_empty());
-                out.push((scope, SetRec::from_bytes(&bytes)?.set()));
+                let set = read_set(&s, &src, &bytes)?.set();
+                out.push((Some(s).filter(|s| !s.is_empty()), set));
             }
         }
         Ok(out)
     }
+}
+
+/// A grant record [`Supervisor::discard_unreadable`] removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Discarded {
+    /// The scope of a grant set (`None`: unscoped, or an "always allow").
+    pub scope: Option<String>,
+    /// The source of a grant set (empty for an "always allow").
+    pub source: String,
+    /// Whether it was an "always allow" grant rather than a grant set.
+    pub always: bool,
+    /// Why it could not be read.
+    pub why: String,
+}
+
+/// A grant set's record, read for the set of `source` under `scope`: an
+/// unreadable one names the set and the way to remove it.
+fn read_set(scope: &str, source: &str, bytes: &[u8]) -> Result<SetRec, StoreError> {
+    SetRec::from_bytes(bytes).map_err(|e| match e {
+        StoreError::Corrupt(why) => StoreError::Corrupt(format!(
+            "the grant set of `{}` {}, {why}: discard the unreadable grant records to remove it",
+            crate::json::shown(source),
+            if scope.is_empty() {
+                "without a scope".to_string()
+            } else {
+                format!("under the scope `{}`", crate::json::shown(scope))
+            }
+        )),
+        other => other,
+    })
+}
+
+/// An "always allow" grant's record: an unreadable one says how to
+/// remove it (no other call does).
+fn read_always(key: &str, bytes: &[u8]) -> Result<AlwaysRec, StoreError> {
+    AlwaysRec::from_bytes(bytes).map_err(|e| match e {
+        StoreError::Corrupt(why) => StoreError::Corrupt(format!(
+            "the \"always allow\" grant `{}`, {why}: discard the unreadable grant records to remove it",
+            crate::json::shown(key)
+        )),
+        other => other,
+    })
 }
 
 fn grant_event(v: Verdict) -> Event {

@@ -130,6 +130,23 @@ impl Store for MemoryStore {
         })
     }
 
+    fn remove_grant_if(
+        &self,
+        ns: &Namespace,
+        scope: &str,
+        source: &str,
+        record: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.with(ns, |t| {
+            let key = (scope.to_string(), source.to_string());
+            let same = t.grants.get(&key).is_some_and(|r| r.as_slice() == record);
+            if same {
+                t.grants.remove(&key);
+            }
+            same
+        })
+    }
+
     fn grants(&self, ns: &Namespace) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
         self.with(ns, |t| {
             t.grants

@@ -17,8 +17,8 @@ mod review;
 mod store;
 
 pub use agent::{
-    trusted_source, Answer, Event, EventKind, GrantOutcome, Hook, HookDecision, Missing, Observer,
-    Reply, StateError, Supervisor, HELD_STOPPED,
+    trusted_source, Answer, Discarded, Event, EventKind, GrantOutcome, Hook, HookDecision, Missing,
+    Observer, Reply, StateError, Supervisor, HELD_STOPPED,
 };
 pub use memory::MemoryStore;
 pub use record::{decider, record, VERDICT_NAMESPACE};

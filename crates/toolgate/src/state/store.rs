@@ -66,7 +66,7 @@ impl fmt::Display for StoreError {
             ),
             StoreError::Corrupt(why) => write!(
                 f,
-                "the state store holds a record this version cannot read ({why}); forget the run or session, or upgrade"
+                "the state store holds a record this version cannot read ({why}); the calls it bears on are denied until it is removed or toolgate upgraded"
             ),
         }
     }
@@ -124,6 +124,18 @@ pub trait Store: Send + Sync {
 
     /// Drop the grant set of `source` under `scope`; whether there was one.
     fn remove_grant(&self, ns: &Namespace, scope: &str, source: &str) -> Result<bool, StoreError>;
+
+    /// Drop the grant record of `source` under `scope` only if it is still
+    /// exactly `record`, in one atomic step; whether it was. A repair reads
+    /// a record, finds it unreadable and drops it: a replica that wrote a
+    /// good one in between keeps it.
+    fn remove_grant_if(
+        &self,
+        ns: &Namespace,
+        scope: &str,
+        source: &str,
+        record: &[u8],
+    ) -> Result<bool, StoreError>;
 
     /// Every grant set kept, as `(scope, source, record)`, sorted by scope
     /// then source.
