@@ -1,8 +1,8 @@
-//! Hot reload: the artifact's file watched (its directory, so that a file
-//! renamed over it is seen), debounced, `SIGHUP`, and the reload itself:
-//! read into memory, validated whole, then swapped. A file that does not
-//! validate is refused with a log line and a count, and the last good
-//! artifact keeps serving.
+//! Hot reload: the artifact's file and the guard file watched (their
+//! directories, so that a file renamed over one is seen), debounced,
+//! `SIGHUP`, and the reload itself: read into memory, validated whole, then
+//! swapped. A file that does not validate is refused with a log line and a
+//! count, and the last good artifact keeps serving.
 
 use crate::http::Shared;
 use crate::{Loaded, ServeError};
@@ -68,32 +68,66 @@ pub(crate) struct Watch {
     _watcher: notify::RecommendedWatcher,
 }
 
-/// Watches the artifact's directory for changes to its file (written in
-/// place, created, or renamed in), and reloads once the file has been quiet
+/// A file a reload reads, as the watcher follows it.
+struct Followed {
+    name: Option<std::ffi::OsString>,
+    dir: std::path::PathBuf,
+    /// Whether it is reached through a symbolic link.
+    linked: bool,
+    /// The directory of the file the links end at.
+    target_dir: Option<std::path::PathBuf>,
+}
+
+impl Followed {
+    fn of(path: &std::path::Path) -> Result<Followed, ServeError> {
+        let path = std::path::absolute(path).map_err(|e| ServeError::Read {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })?;
+        // A file reached through a symbolic link is replaced by swapping a
+        // link anywhere on the way (a Kubernetes volume swaps `..data`
+        // beside the file, not the file), so every change in its directory
+        // is a reason to read it again, and so is a change beside the file
+        // the links end at. A read that finds the revision served swaps
+        // nothing.
+        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        Ok(Followed {
+            name: path.file_name().map(|n| n.to_os_string()),
+            dir: path
+                .parent()
+                .map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf()),
+            linked,
+            target_dir: linked
+                .then(|| std::fs::canonicalize(&path).ok())
+                .flatten()
+                .and_then(|t| t.parent().map(std::path::Path::to_path_buf)),
+        })
+    }
+}
+
+/// Watches the directories of the files a reload reads (the artifact, and
+/// the guard file when one is given) for changes to them (written in
+/// place, created, or renamed in), and reloads once they have been quiet
 /// for `debounce`.
 pub(crate) fn watch(
     state: Arc<Shared>,
     debounce: Duration,
     mut stop: watch::Receiver<bool>,
 ) -> Result<Watch, ServeError> {
-    let path = std::path::absolute(state.source.path()).map_err(|e| ServeError::Read {
-        path: state.source.path().display().to_string(),
-        why: e.to_string(),
-    })?;
-    let name = path.file_name().map(|n| n.to_os_string());
-    let dir = path
-        .parent()
-        .map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf());
-    // A file reached through a symbolic link is replaced by swapping a link
-    // anywhere on the way (a Kubernetes volume swaps `..data` beside the
-    // file, not the file), so every change in its directory is a reason to
-    // read it again, and so is a change beside the file the links end at. A
-    // read that finds the revision served swaps nothing.
-    let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-    let target_dir = linked
-        .then(|| std::fs::canonicalize(&path).ok())
-        .flatten()
-        .and_then(|t| t.parent().map(std::path::Path::to_path_buf));
+    let mut followed = vec![Followed::of(state.source.path())?];
+    if let Some(g) = &state.guards {
+        followed.push(Followed::of(g)?);
+    }
+    let linked = followed.iter().any(|f| f.linked);
+    let names: Vec<std::ffi::OsString> = followed.iter().filter_map(|f| f.name.clone()).collect();
+    let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+    for f in &followed {
+        for d in std::iter::once(&f.dir).chain(f.target_dir.iter()) {
+            if !dirs.contains(d) {
+                dirs.push(d.clone());
+            }
+        }
+    }
     // One pending event is enough: any number of events before the quiet
     // period ends make one reload.
     let (tx, mut rx) = mpsc::channel::<()>(1);
@@ -102,15 +136,20 @@ pub(crate) fn watch(
         if e.kind.is_access() {
             return;
         }
-        if linked || e.paths.iter().any(|p| p.file_name() == name.as_deref()) {
+        let ours =
+            |p: &std::path::PathBuf| p.file_name().is_some_and(|n| names.iter().any(|m| m == n));
+        if linked || e.paths.iter().any(ours) {
             let _ = tx.try_send(());
         }
     })
     .map_err(|e| ServeError::Read {
-        path: dir.display().to_string(),
+        path: followed
+            .first()
+            .map(|f| f.dir.display().to_string())
+            .unwrap_or_default(),
         why: format!("cannot watch it: {e}"),
     })?;
-    for d in std::iter::once(&dir).chain(target_dir.iter().filter(|t| **t != dir)) {
+    for d in &dirs {
         watcher
             .watch(d, RecursiveMode::NonRecursive)
             .map_err(|e| ServeError::Read {

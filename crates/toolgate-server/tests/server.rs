@@ -1005,6 +1005,63 @@ fn a_policys_guards_member_is_folded_into_every_decision() {
     }
 }
 
+/// The guard file is watched as the artifact is: a new one renamed over it
+/// is served under a new revision without a signal or an admin call, and
+/// one that does not read is refused and the last good guards keep
+/// deciding.
+#[test]
+fn a_changed_guard_file_is_reloaded_by_the_watcher() {
+    let s = Scratch::new("watch-guards");
+    let path = s.path("served.tgb");
+    std::fs::write(&path, artifact(POLICY.as_bytes())).unwrap();
+    let guards = s.path("guards.json");
+    std::fs::write(
+        &guards,
+        r#"{"deny": [{"name": "curl", "literal": "curl "}]}"#,
+    )
+    .unwrap();
+    let mut c = Config::new(Source::Bundle(path));
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.debounce = Duration::from_millis(50);
+    c.guards = Some(guards.clone());
+    let server = Server::start(c);
+    let addr = server.addr();
+    let first = status(&addr)["revision"].as_str().unwrap().to_string();
+    let wget = r#"{"tool": "bash", "args": {"command": "ls; wget x"}}"#;
+    assert_eq!(post(&addr, "/v1/decide", wget).1["decision"], "allow");
+    let tmp = s.path("guards.json.new");
+    std::fs::write(&tmp, r#"{"deny": [{"name": "wget", "literal": "wget "}]}"#).unwrap();
+    std::fs::rename(&tmp, &guards).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let second = loop {
+        let st = status(&addr);
+        if st["revision"] != first.as_str() {
+            break st["revision"].as_str().unwrap().to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new guards were not loaded: {st}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (_, v) = post(&addr, "/v1/decide", wget);
+    assert_eq!(v["rule"], "guards/deny/wget", "{v}");
+    std::fs::write(&guards, b"{not json").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while status(&addr)["failed_reloads"].as_u64() < Some(1) {
+        assert!(
+            Instant::now() < deadline,
+            "the bad guard file was not refused"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(status(&addr)["revision"], second.as_str());
+    assert_eq!(
+        post(&addr, "/v1/decide", wget).1["rule"],
+        "guards/deny/wget"
+    );
+}
+
 /// `--guards FILE` replaces the policy's member, applies to an artifact
 /// (which holds no guards), reaches Claude Code's hook before the policy,
 /// and is read again at a reload, which names a new revision; an artifact
