@@ -94,10 +94,17 @@ pub(crate) fn decide(state: &Shared, loaded: &Loaded, text: &str, intake: Intake
     };
     // Unreadable bodies and oversized batches are the stateless path's to
     // refuse, with its own texts.
-    let turn = serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|v| v.get("turn").and_then(Value::as_u64))
-        .unwrap_or(0);
+    // Read again only for a body that can hold it: a whole parse into a
+    // value cost more than the decision. A key spelled with escapes still
+    // has a `\u`.
+    let turn = if !batch && (text.contains("turn") || text.contains("\\u")) {
+        serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.get("turn").and_then(Value::as_u64))
+            .unwrap_or(0)
+    } else {
+        0
+    };
     let verdicts = sup.decide_batch(turn, &calls);
     let mut out: Vec<Value> = verdicts.iter().map(toolgate::Verdict::to_json).collect();
     if batch {
