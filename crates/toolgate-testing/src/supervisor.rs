@@ -2,7 +2,8 @@
 //! release, reviewers and the denial bound, "always allow", grant sets
 //! across policy swaps, hooks, observers and the record. The library's
 //! tests run it on the memory store, `toolgate-redis`'s on a real Redis,
-//! so both stores are held to the same behaviour.
+//! so both stores are held to the same behaviour, under concurrent
+//! replicas too.
 //!
 //! Each behaviour is a function of an [`Open`], which hands out handles on
 //! one store: a second handle is what a second replica holds. Each check
@@ -60,6 +61,8 @@ macro_rules! supervisor_suite {
             revoke_scope_over_an_unreadable_set_fails_and_removes_nothing,
             discarding_unreadable_grant_records_removes_them_alone_and_decisions_recover,
             a_grant_record_is_removed_only_while_it_is_what_was_read,
+            threads_on_two_replicas_agree_with_a_sequential_model_of_their_own,
+            racing_releases_on_replicas_answer_every_call_exactly_once,
         );
     };
     (@tests $open:expr; $($name:ident),+ $(,)?) => {
@@ -821,5 +824,181 @@ pub fn a_grant_record_is_removed_only_while_it_is_what_was_read(open: Open<'_>) 
     assert!(!a.remove_grant_if(&ns, "c1", "other", b"new")?);
     assert!(a.remove_grant_if(&ns, "c1", "s", b"new")?);
     assert!(b.grants(&ns)?.is_empty());
+    Ok(())
+}
+
+/// A small deterministic generator: the interleaving is the threads', the
+/// operations are reproducible from the seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// One thread's walk through decide, grant, revoke and release, in its own
+/// scope and runs, against a model of what it granted and what each run
+/// has pending: `git push` asks unless the thread's set grants it, `git
+/// status` and `read` are allowed, and a batch that asks holds the rest.
+fn walk(sup: &Supervisor, t: u64, steps: usize) -> Result<(), String> {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (t + 1));
+    let scope = format!("s{t}");
+    let set = skill(&format!("k{t}"), "bash(git push:*)").map_err(|e| e.to_string())?;
+    let mut granted = false;
+    let mut pending: std::collections::BTreeMap<String, Vec<(String, bool)>> =
+        std::collections::BTreeMap::new();
+    let mut next_id = 0u64;
+    for step in 0..steps {
+        match rng.below(4) {
+            0 => {
+                let run = format!("t{t}-r{}", rng.below(3));
+                let mut calls = Vec::new();
+                for _ in 0..1 + rng.below(3) {
+                    next_id += 1;
+                    let id = format!("c{next_id}");
+                    calls.push(
+                        match rng.below(3) {
+                            0 => bash(&run, &id, "git push"),
+                            1 => bash(&run, &id, "git status"),
+                            _ => call(&run, &id, "read", "{}"),
+                        }
+                        .in_scope(&scope),
+                    );
+                }
+                let push = |c: &Call| c.args.str_member("command") == Some("git push");
+                let asks = !granted && calls.iter().any(push);
+                let vs = sup.decide_batch(step as u64, &calls);
+                for (c, v) in calls.iter().zip(&vs) {
+                    let want = if asks { Decision::Ask } else { Decision::Allow };
+                    let held = asks && (!push(c) || granted);
+                    if v.decision != want || v.held != held {
+                        return Err(format!(
+                            "thread {t} step {step}: {} got {:?} (held {}), the model says {want:?} (held {held})",
+                            c.call_id, v.decision, v.held
+                        ));
+                    }
+                    if asks {
+                        pending
+                            .entry(run.clone())
+                            .or_default()
+                            .push((c.call_id.clone(), held));
+                    }
+                }
+            }
+            1 => {
+                sup.grant_set(&set, Some(&scope))
+                    .map_err(|e| e.to_string())?;
+                granted = true;
+            }
+            2 => {
+                let n = sup
+                    .revoke(&set.source.name, Some(&scope))
+                    .map_err(|e| e.to_string())?;
+                if (n > 0) != granted {
+                    return Err(format!(
+                        "thread {t} step {step}: revoked {n}, granted {granted}"
+                    ));
+                }
+                granted = false;
+            }
+            _ => {
+                let run = format!("t{t}-r{}", rng.below(3));
+                let want = pending.remove(&run).unwrap_or_default();
+                let answers: Vec<Answer> = want
+                    .iter()
+                    .filter(|(_, held)| !held)
+                    .map(|(id, _)| Answer::approve(id.clone()))
+                    .collect();
+                let got = sup.release(&run, &answers).map_err(|e| e.to_string())?;
+                let got: Vec<&str> = got.iter().map(|a| a.call_id.as_str()).collect();
+                let want: Vec<&str> = want.iter().map(|(id, _)| id.as_str()).collect();
+                if got != want {
+                    return Err(format!(
+                        "thread {t} step {step}: released {got:?}, the model says {want:?}"
+                    ));
+                }
+            }
+        }
+    }
+    let prefix = format!("t{t}-");
+    let mine: Vec<String> = sup
+        .runs()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r.starts_with(&prefix))
+        .collect();
+    let model: Vec<String> = pending
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, _)| k)
+        .collect();
+    if mine != model {
+        return Err(format!(
+            "thread {t}: runs {mine:?}, the model says {model:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// Four threads on two replicas (two threads sharing each supervisor)
+/// decide, grant, revoke and release in random interleavings; each agrees
+/// with a sequential model of its own scope and runs. Bounded: four
+/// threads of 150 steps.
+pub fn threads_on_two_replicas_agree_with_a_sequential_model_of_their_own(open: Open<'_>) -> R {
+    let ns = fresh("concurrency");
+    let replicas = [Arc::new(on(open(), ns.clone())?), Arc::new(on(open(), ns)?)];
+    let handles: Vec<_> = (0..4u64)
+        .map(|t| {
+            let sup = Arc::clone(&replicas[(t % 2) as usize]);
+            std::thread::spawn(move || walk(&sup, t, 150))
+        })
+        .collect();
+    for h in handles {
+        h.join().map_err(|_| "a thread panicked")??;
+    }
+    Ok(())
+}
+
+/// Four replicas release one run at once, each approving the asked call:
+/// every held call is answered by exactly one of them, and the run is
+/// gone. Twenty rounds.
+pub fn racing_releases_on_replicas_answer_every_call_exactly_once(open: Open<'_>) -> R {
+    let ns = fresh("race");
+    let replicas: Vec<Arc<Supervisor>> = (0..4)
+        .map(|_| on(open(), ns.clone()).map(Arc::new))
+        .collect::<Result<_, _>>()?;
+    for round in 0..20 {
+        let run = format!("race{round}");
+        let mut calls = vec![bash(&run, "c0", "git push")];
+        calls.extend((1..6).map(|i| call(&run, &format!("c{i}"), "read", "{}")));
+        replicas[0].decide_batch(1, &calls);
+        let handles: Vec<_> = replicas
+            .iter()
+            .map(|sup| {
+                let sup = Arc::clone(sup);
+                let run = run.clone();
+                std::thread::spawn(move || sup.release(&run, &[Answer::approve("c0")]))
+            })
+            .collect();
+        let mut answered = Vec::new();
+        for h in handles {
+            let answers = h.join().map_err(|_| "a thread panicked")??;
+            // The caller's own answer comes back to every caller; the held
+            // calls are answered by whichever release took them.
+            answered.extend(
+                answers
+                    .into_iter()
+                    .filter(|a| a.call_id != "c0")
+                    .map(|a| a.call_id),
+            );
+        }
+        answered.sort();
+        assert_eq!(answered, ["c1", "c2", "c3", "c4", "c5"], "round {round}");
+        assert!(replicas[1].runs()?.is_empty());
+    }
     Ok(())
 }
