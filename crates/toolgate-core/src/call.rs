@@ -456,6 +456,20 @@ pub fn one_spelling<'k>(
     tool_key: &str,
     args_key: &str,
 ) -> Result<(), String> {
+    // Each name folded once into a buffer and looked up: every call's
+    // intake asks this of each member. Only a name that is a second
+    // spelling goes on to the walk below, which words the refusal.
+    let second = keys.clone().any(|k| {
+        let mut buf = [0u8; SPELLING_MAX];
+        let Some(f) = fold_into(k, &mut buf) else {
+            return false;
+        };
+        let is = |spellings: &[&str]| spellings.iter().any(|s| s.as_bytes() == f);
+        (k != tool_key && is(TOOL_SPELLINGS)) || (k != args_key && is(ARGS_SPELLINGS))
+    });
+    if !second {
+        return Ok(());
+    }
     for (what, own, spellings) in [
         ("tool", tool_key, TOOL_SPELLINGS),
         ("arguments", args_key, ARGS_SPELLINGS),
@@ -484,6 +498,24 @@ pub fn one_spelling<'k>(
         });
     }
     Ok(())
+}
+
+/// Room for the longest folded spelling of [`TOOL_SPELLINGS`] and
+/// [`ARGS_SPELLINGS`]; a name that folds longer is none of them.
+const SPELLING_MAX: usize = 24;
+
+/// `name` folded as [`folded`] folds it, into `buf`; `None` when it folds
+/// longer than `buf`, so it is no spelling.
+fn fold_into<'b>(name: &str, buf: &'b mut [u8; SPELLING_MAX]) -> Option<&'b [u8]> {
+    let mut n = 0;
+    for &b in name.as_bytes() {
+        if b == b'_' || b == b'-' {
+            continue;
+        }
+        *buf.get_mut(n)? = b.to_ascii_lowercase();
+        n += 1;
+    }
+    buf.get(..n)
 }
 
 /// Why `name` cannot be a tool's name: it holds a control character (a
@@ -613,6 +645,34 @@ impl<'de> serde::Deserialize<'de> for StrOrOther {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    /// The quick lookup `one_spelling` starts with sees every spelling:
+    /// each is folded already and fits the buffer, and every way of
+    /// writing one is refused beside the shape's own member.
+    #[test]
+    fn every_second_spelling_is_refused() {
+        for s in TOOL_SPELLINGS.iter().chain(ARGS_SPELLINGS) {
+            assert_eq!(folded(s), *s);
+            assert!(s.len() <= SPELLING_MAX, "{s}");
+        }
+        for (own, spellings) in [("tool", TOOL_SPELLINGS), ("args", ARGS_SPELLINGS)] {
+            for s in spellings {
+                for written in [s.to_string(), s.to_uppercase(), format!("_{s}-")] {
+                    let keys = ["tool", "args", written.as_str()];
+                    let refused = one_spelling(keys.into_iter(), "tool", "args").is_err();
+                    assert_eq!(refused, written != own, "{written}");
+                }
+            }
+        }
+        let long = "x".repeat(SPELLING_MAX + 1);
+        assert!(one_spelling(["tool", "args", &long].into_iter(), "tool", "args").is_ok());
+        assert!(one_spelling(
+            ["tool_name", "tool_input", "cwd"].into_iter(),
+            "tool_name",
+            "tool_input"
+        )
+        .is_ok());
+    }
 
     #[test]
     fn a_nul_byte_anywhere_in_the_arguments_leaves_them_unreadable() {
