@@ -548,37 +548,35 @@ pub fn find_nul(v: &Value) -> Option<(String, bool)> {
 fn has_nul(v: &Value) -> bool {
     // Most names and strings are short, where the vector search's set-up
     // costs more than looking at each byte.
-    let nul = |s: &str| match s.len() {
-        0..64 => s.as_bytes().contains(&0),
-        _ => memchr::memchr(0, s.as_bytes()).is_some(),
-    };
+    fn nul(s: &str) -> bool {
+        match s.len() {
+            0..64 => s.as_bytes().contains(&0),
+            _ => memchr::memchr(0, s.as_bytes()).is_some(),
+        }
+    }
+    // A child: its string checked now, an array or object kept for later.
+    fn child<'v>(x: &'v Value, stack: &mut Vec<&'v Value>) -> bool {
+        match x {
+            Value::String(s) => nul(s),
+            Value::Array(_) | Value::Object(_) => {
+                stack.push(x);
+                false
+            }
+            _ => false,
+        }
+    }
     let mut stack: Vec<&Value> = Vec::new();
-    let mut next = Some(v);
-    while let Some(v) = next.take().or_else(|| stack.pop()) {
-        match v {
-            Value::String(s) if nul(s) => return true,
-            Value::Array(items) => {
-                for x in items {
-                    match x {
-                        Value::String(s) if nul(s) => return true,
-                        Value::Array(_) | Value::Object(_) => stack.push(x),
-                        _ => {}
-                    }
-                }
-            }
-            Value::Object(m) => {
-                for (k, x) in m {
-                    if nul(k) {
-                        return true;
-                    }
-                    match x {
-                        Value::String(s) if nul(s) => return true,
-                        Value::Array(_) | Value::Object(_) => stack.push(x),
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
+    if child(v, &mut stack) {
+        return true;
+    }
+    while let Some(v) = stack.pop() {
+        let found = match v {
+            Value::Array(items) => items.iter().any(|x| child(x, &mut stack)),
+            Value::Object(m) => m.iter().any(|(k, x)| nul(k) || child(x, &mut stack)),
+            _ => false,
+        };
+        if found {
+            return true;
         }
     }
     false

@@ -111,6 +111,19 @@ fn piece_len(len: usize) -> usize {
     (len / LANES).clamp(MIN_PIECE, PIECE)
 }
 
+/// Where lane `k`'s anchors go: the first lane's straight to `f`, the
+/// others' into `held`, reported once the lanes before them are.
+fn lane_out<'a>(
+    k: usize,
+    held: &'a mut [Vec<(usize, usize, usize)>; LANES],
+    f: &'a mut dyn FnMut(usize, usize, usize),
+) -> impl FnMut(usize, usize, usize) + 'a {
+    move |s, a, e| match held.get_mut(k) {
+        Some(h) if k > 0 => h.push((s, a, e)),
+        _ => f(s, a, e),
+    }
+}
+
 impl Anchors {
     /// The automaton of `anchors` (anchor id: index).
     fn build(anchors: &[Vec<u8>]) -> Result<Anchors, GuardError> {
@@ -120,14 +133,15 @@ impl Anchors {
             message: "the anchors of the guard set make too large an automaton: use fewer or longer anchors".into(),
         }
         };
+        let not_built = |e: &dyn std::fmt::Display| GuardError::Document {
+            message: format!("the anchors of the guard set do not build: {e}"),
+        };
         let dfa = aho_corasick::dfa::DFA::builder()
             .match_kind(AcKind::Standard)
             .start_kind(AcStart::Unanchored)
             .prefilter(false)
             .build(anchors)
-            .map_err(|e| GuardError::Document {
-                message: format!("the anchors of the guard set do not build: {e}"),
-            })?;
+            .map_err(|e| not_built(&e))?;
         let no = aho_corasick::Anchored::No;
         // A class per byte some anchor holds; every other byte moves every
         // state alike, so they share class 0, whose representative is one
@@ -151,9 +165,7 @@ impl Anchors {
         }
         let stride = u32::try_from(reps.len()).map_err(|_| too_big())?;
         // Every state reachable from the start, breadth first.
-        let start = dfa.start_state(no).map_err(|e| GuardError::Document {
-            message: format!("the anchors of the guard set do not build: {e}"),
-        })?;
+        let start = dfa.start_state(no).map_err(|e| not_built(&e))?;
         let mut seen = std::collections::HashMap::new();
         let mut order = vec![start];
         seen.insert(start, 0usize);
@@ -185,6 +197,7 @@ impl Anchors {
         }
         let n_plain = order.iter().filter(|&&sid| !dfa.is_match(sid)).count();
         let size = order.len().checked_mul(reps.len()).ok_or_else(too_big)?;
+        // Every state, premultiplied, must fit a `u32`.
         premultiplied(order.len())?;
         let mut trans = vec![0u32; size];
         let mut match_ranges = Vec::new();
@@ -215,11 +228,8 @@ impl Anchors {
             trans,
             classes,
             stride,
-            start: seen
-                .get(&start)
-                .and_then(|&k| number.get(k))
-                .copied()
-                .unwrap_or(0),
+            // The start is the first state the walk found.
+            start: number.first().copied().unwrap_or(0),
             first_match: premultiplied(n_plain)?,
             match_ranges,
             ends,
@@ -265,12 +275,7 @@ impl Anchors {
             self.side_by_side(hay, &mut lanes, &mut held, f);
             // Each lane's rest, where lanes differ in length.
             for (k, &(sid, at, to, piece)) in lanes.iter().enumerate() {
-                match held.get_mut(k) {
-                    Some(h) if k > 0 => {
-                        self.walk(sid, hay, at, to, piece, &mut |s, a, e| h.push((s, a, e)))
-                    }
-                    _ => self.walk(sid, hay, at, to, piece, f),
-                }
+                self.walk(sid, hay, at, to, piece, &mut lane_out(k, &mut held, f));
             }
             for h in held.iter_mut() {
                 for &(s, a, e) in h.iter() {
@@ -312,12 +317,7 @@ impl Anchors {
         while j < n {
             (sids, j) = self.advance4(sids, [h0, h1, h2, h3], j);
             for (k, (&sid, &(_, at, _, piece))) in sids.iter().zip(lanes.iter()).enumerate() {
-                match held.get_mut(k) {
-                    Some(h) if k > 0 => {
-                        self.report(sid, at + j, piece, &mut |s, a, e| h.push((s, a, e)))
-                    }
-                    _ => self.report(sid, at + j, piece, f),
-                }
+                self.report(sid, at + j, piece, &mut lane_out(k, held, f));
             }
         }
         for (lane, sid) in lanes.iter_mut().zip(sids) {

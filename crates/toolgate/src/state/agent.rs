@@ -1349,30 +1349,38 @@ pub struct Discarded {
 /// A grant set's record, read for the set of `source` under `scope`: an
 /// unreadable one names the set and the way to remove it.
 fn read_set(scope: &str, source: &str, bytes: &[u8]) -> Result<SetRec, StoreError> {
-    SetRec::from_bytes(bytes).map_err(|e| match e {
-        StoreError::Corrupt(why) => StoreError::Corrupt(format!(
-            "the grant set of `{}` {}, {why}: discard the unreadable grant records to remove it",
-            crate::json::shown(source),
-            if scope.is_empty() {
+    SetRec::from_bytes(bytes).map_err(|e| {
+        unreadable_grant(e, || {
+            let under = if scope.is_empty() {
                 "without a scope".to_string()
             } else {
                 format!("under the scope `{}`", crate::json::shown(scope))
-            }
-        )),
-        other => other,
+            };
+            format!("the grant set of `{}` {under}", crate::json::shown(source))
+        })
     })
 }
 
 /// An "always allow" grant's record: an unreadable one says how to
 /// remove it (no other call does).
 fn read_always(key: &str, bytes: &[u8]) -> Result<AlwaysRec, StoreError> {
-    AlwaysRec::from_bytes(bytes).map_err(|e| match e {
+    AlwaysRec::from_bytes(bytes).map_err(|e| {
+        unreadable_grant(e, || {
+            format!("the \"always allow\" grant `{}`", crate::json::shown(key))
+        })
+    })
+}
+
+/// A grant record's `Corrupt` error, naming the record (`what`) and the
+/// repair.
+fn unreadable_grant(e: StoreError, what: impl FnOnce() -> String) -> StoreError {
+    match e {
         StoreError::Corrupt(why) => StoreError::Corrupt(format!(
-            "the \"always allow\" grant `{}`, {why}: discard the unreadable grant records to remove it",
-            crate::json::shown(key)
+            "{}, {why}: discard the unreadable grant records to remove it",
+            what()
         )),
         other => other,
-    })
+    }
 }
 
 fn grant_event(v: Verdict) -> Event {
