@@ -69,6 +69,11 @@ pub fn parse_document(text: &str) -> Result<Value, JsonError> {
 /// assert!(values_over("[[],[],[]]", 4));
 /// ```
 pub fn values_over(text: &str, limit: usize) -> bool {
+    // Each counted byte adds one, so a text no longer than the limit cannot
+    // pass it: the common short line is not read twice.
+    if text.len() <= limit {
+        return false;
+    }
     let (mut n, mut in_str, mut escaped) = (0usize, false, false);
     for &b in text.as_bytes() {
         if in_str {
@@ -173,6 +178,15 @@ impl<'de> Visitor<'de> for StrictVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_one_byte_past_the_limit_is_still_counted() {
+        // The length check only skips texts no longer than the limit.
+        assert!(!values_over("[[[", 3));
+        assert!(values_over("[[[[", 3));
+        assert!(!values_over(r#"["[[[[["]"#, 3));
+        assert!(values_over(&"[".repeat(1001), 1000));
+    }
 
     #[test]
     fn refuses_what_serde_json_would_let_through() {
