@@ -16,6 +16,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{json, Value};
 use toolgate::engine::Evaluator;
 use toolgate::policy::List;
+use toolgate::runtime::inner::with_direct_limit;
 use toolgate::{Call, Engine, Policy};
 use toolgate_reference::Reference;
 
@@ -158,8 +159,8 @@ fn check_strategies_inner(case: &StrategyCase) -> std::result::Result<(), String
     let loaded = Engine::from_bytes_with(&bytes, &registry)
         .map_err(|e| format!("the artifact of {doc} does not load: {e}"))?;
     // Every prefix a group of its own, so that a case's few rules meet the
-    // groups' trie and the lists split by group, not the default's one
-    // group of every rule.
+    // groups' trie and the lists split by group, not the default's few
+    // groups.
     let grouped = Engine::build_limited(
         &policy,
         &registry,
@@ -175,11 +176,20 @@ fn check_strategies_inner(case: &StrategyCase) -> std::result::Result<(), String
     for v in &case.values {
         let call = Call::new("bash", &json!({ "command": v }).to_string());
         let want = reference.would(&call);
+        // The rules a value reaches checked one by one (the default on
+        // few rules), and always through the automaton.
+        let scanned = |e: &Engine| with_direct_limit(0, || e.would(&call));
+        let direct = |e: &Engine| with_direct_limit(u32::MAX, || e.would(&call));
         for (name, got) in [
             ("compiled", compiled.would(&call)),
             ("loaded", loaded.would(&call)),
             ("grouped", grouped.would(&call)),
             ("grouped and loaded", grouped_loaded.would(&call)),
+            ("compiled, scanned", scanned(&compiled)),
+            ("loaded, scanned", scanned(&loaded)),
+            ("grouped, scanned", scanned(&grouped)),
+            ("compiled, direct", direct(&compiled)),
+            ("grouped and loaded, direct", direct(&grouped_loaded)),
         ] {
             if got != want {
                 return Err(format!(

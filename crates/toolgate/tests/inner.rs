@@ -92,3 +92,38 @@ fn inspect_counts_patterns_per_strategy() {
     // `git status:*` is `git status` and `git status *`; the carve-out a prefix.
     assert_eq!(s.prefix, 2, "{s:?}");
 }
+
+/// A value that reaches few rules has them checked one by one: the
+/// automaton is not built. Rules are grouped by prefix, so `kill …` reaches
+/// none of the `kubectl …` rules, and `kubectl apply …` only a few; a value
+/// that reaches more rules than the direct limit is scanned by the
+/// automaton, and decides as the rule-by-rule check does.
+#[test]
+fn a_value_that_reaches_few_rules_is_decided_without_the_automaton() {
+    let mut deny: Vec<String> = (0..40)
+        .map(|n| format!("kubectl verb{n:02} *--flag{n:02}*"))
+        .collect();
+    deny.extend((0..40).map(|n| format!("git *--force{n:02}*")));
+    let e = Engine::build(&bash_policy(&deny, &["*".to_string()])).unwrap();
+    let automata = &e.program().automata;
+    for (c, want) in [
+        ("kill -9 1", Decision::Allow),
+        ("kubectl verb07 x --flag07 y", Decision::Deny),
+        ("kubectl verb07 x --flag08 y", Decision::Allow),
+        ("npm install --force01", Decision::Allow),
+    ] {
+        assert_eq!(e.decide(&command(c)).decision, want, "{c}");
+    }
+    assert_eq!(automata.built(), 0, "{automata:?}");
+    // Forty rules share the prefix `git `: more than the direct limit.
+    let v = e.decide(&command("git push --force13"));
+    assert_eq!(v.decision, Decision::Deny, "{v:?}");
+    assert_eq!(v.reason, "denied by bash(git *--force13*)");
+    assert_eq!(automata.built(), 1, "{automata:?}");
+    for c in ["git push --force13", "kubectl verb07 x --flag07 y", "kill"] {
+        let call = command(c);
+        let scanned = toolgate::runtime::inner::with_direct_limit(0, || e.decide(&call));
+        let direct = toolgate::runtime::inner::with_direct_limit(u32::MAX, || e.decide(&call));
+        assert_eq!(scanned, direct, "{c}");
+    }
+}

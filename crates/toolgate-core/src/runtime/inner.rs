@@ -9,13 +9,16 @@
 //! Aho-Corasick automaton, run once over the value with overlapping matches,
 //! which yields every occurrence of every needle.
 //!
-//! Rules are grouped by their anchored prefix `P` (the compiler folds a
-//! prefix few rules share into the longest shared one it starts with; an
-//! entry's `P` always starts with its group's), and the groups' prefixes
+//! Rules are grouped by their anchored prefix `P` (the compiler splits the
+//! prefixes until a group is small or of one prefix; an entry's `P` always
+//! starts with its group's), and the groups' prefixes
 //! form a trie walked over the start of the value: only the groups whose
 //! prefix the value starts with are looked at, so `git *force*` is never a
 //! candidate for an `npm …` call, however many `git` rules share the needle.
-//! When no group's prefix matches, the value is not scanned at all. Inside
+//! When no group's prefix matches, the value is not scanned at all. When
+//! the groups reached hold few rules ([`DIRECT_LIMIT`]) and the value is
+//! short ([`DIRECT_BYTES`]), each of those rules is checked by searching
+//! for its pieces in turn, and the automaton is not needed. Inside
 //! a group each rule is anchored on one of its needles (its rarest in the
 //! group, chosen by the compiler); a needle's postings are split by group,
 //! so a needle that occurred leads straight to its lists in the groups the
@@ -88,16 +91,85 @@ pub const E_PIECES: u32 = 5;
 pub const OCCURRENCES_PER_BYTE: usize = 16;
 const OCCURRENCES_BASE: usize = 1 << 16;
 
-/// The automata of a program's inner records, built at first use.
+/// The most entries the groups a value reaches may hold for them to be
+/// checked one by one, without the automaton (see [`with_direct_limit`]).
+pub const DIRECT_LIMIT: u32 = 32;
+
+/// The longest value whose few reached entries are checked one by one; a
+/// longer one is scanned once by the automaton, as a search per piece per
+/// rule would read it many times over.
+pub const DIRECT_BYTES: usize = 1024;
+
+thread_local! {
+    static DIRECT: std::cell::Cell<u32> = const { std::cell::Cell::new(DIRECT_LIMIT) };
+}
+
+fn direct_limit() -> u32 {
+    DIRECT.with(std::cell::Cell::get)
+}
+
+/// Runs `f` with `limit` in place of [`DIRECT_LIMIT`] on this thread, then
+/// puts the limit back: with 0 every decision of `f` takes the automaton,
+/// with `u32::MAX` every value of at most [`DIRECT_BYTES`] bytes is checked
+/// rule by rule. Both must decide alike, which the differential tests
+/// check; an embedder has no reason to call it.
+///
+/// ```
+/// use toolgate_core::runtime::inner::with_direct_limit;
+/// assert_eq!(with_direct_limit(0, || 1 + 1), 2);
+/// ```
+pub fn with_direct_limit<R>(limit: u32, f: impl FnOnce() -> R) -> R {
+    struct Restore(u32);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DIRECT.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(DIRECT.with(|d| d.replace(limit)));
+    f()
+}
+
+/// The automata of a program's inner records, and the rules of each
+/// group, built at first use.
 #[derive(Clone, Default)]
 pub struct Automata {
-    slots: Vec<OnceLock<Option<Arc<AhoCorasick>>>>,
+    slots: Vec<Slot>,
+}
+
+/// What one inner record builds: each apart, since a decision that checks
+/// a few rules directly never needs the automaton.
+#[derive(Clone, Default)]
+struct Slot {
+    automaton: OnceLock<Option<Arc<AhoCorasick>>>,
+    members: OnceLock<Option<Arc<Members>>>,
+}
+
+/// The entries of each group, gathered from the postings (which split
+/// them by needle): group `g`'s are `entries[starts[g]..starts[g + 1]]`,
+/// sorted by rule id.
+#[derive(Debug, Default)]
+struct Members {
+    starts: Vec<u32>,
+    entries: Vec<u32>,
+}
+
+impl Members {
+    fn of(&self, g: u32) -> &[u32] {
+        let at = |i: u32| self.starts.get(i as usize).map_or(0, |&s| s as usize);
+        self.entries
+            .get(at(g)..at(g.wrapping_add(1)))
+            .unwrap_or_default()
+    }
 }
 
 impl std::fmt::Debug for Automata {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let built = self.slots.iter().filter(|s| s.get().is_some()).count();
-        write!(f, "Automata({} slots, {built} built)", self.slots.len())
+        write!(
+            f,
+            "Automata({} slots, {} built)",
+            self.slots.len(),
+            self.built()
+        )
     }
 }
 
@@ -105,8 +177,17 @@ impl Automata {
     /// Room for `n` automata, none built yet.
     pub fn new(n: usize) -> Automata {
         Automata {
-            slots: (0..n).map(|_| OnceLock::new()).collect(),
+            slots: (0..n).map(|_| Slot::default()).collect(),
         }
+    }
+
+    /// How many automata have been built: a decision that reaches few
+    /// rules builds none.
+    pub fn built(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.automaton.get().is_some())
+            .count()
     }
 
     /// The number of slots.
@@ -123,7 +204,17 @@ impl Automata {
     /// `None` when there is no such slot or the automaton cannot be built.
     fn get<'n>(&self, i: u32, needles: impl FnOnce() -> Vec<&'n [u8]>) -> Option<&AhoCorasick> {
         let slot = self.slots.get(i as usize)?;
-        slot.get_or_init(|| build(&needles()).map(Arc::new))
+        slot.automaton
+            .get_or_init(|| build(&needles()).map(Arc::new))
+            .as_deref()
+    }
+
+    /// The members of slot `i`'s groups, gathered by `gather` the first
+    /// time; `None` when there is no such slot or the tables are damaged.
+    fn members(&self, i: u32, gather: impl FnOnce() -> Option<Members>) -> Option<&Members> {
+        let slot = self.slots.get(i as usize)?;
+        slot.members
+            .get_or_init(|| gather().map(Arc::new))
             .as_deref()
     }
 }
@@ -247,7 +338,7 @@ struct Inner<'n, F: Fn(u32) -> (u32, u32)> {
     needle: &'n F,
 }
 
-impl View<'_> {
+impl<'p> View<'p> {
     /// Walks the inner record at `rec` over `v`, offering every rule whose
     /// glob matches.
     pub(super) fn walk_inner(&self, rec: u32, v: &[u8], sink: &mut impl Sink) {
@@ -304,7 +395,40 @@ impl View<'_> {
             let p = needles.wrapping_add(k.wrapping_mul(2));
             (self.w(p), self.w(p.wrapping_add(1)))
         };
-        let ac = self.automata.get(field(I_AUTOMATON), || {
+        let slot = field(I_AUTOMATON);
+        let (entries, n_entries) = (field(I_ENTRIES), field(I_ENTRIES + 1));
+        let inner = Inner {
+            entries,
+            n_entries,
+            postings: field(I_POSTINGS),
+            n_needles,
+            needle: &needle,
+        };
+        // Tables whose postings do not gather into groups fail closed.
+        let Some(members) = self
+            .automata
+            .members(slot, || self.gather(&inner, n_groups))
+        else {
+            sink.spend(u64::MAX);
+            return;
+        };
+        let reach: usize = reached.iter().map(|&g| members.of(g).len()).sum();
+        if reach == 0 {
+            return;
+        }
+        // A few rules are checked one by one, each piece found in place:
+        // cheaper on a short value than a pass of the automaton, and the
+        // work stays bounded by the limit whatever the number of rules.
+        if reach <= direct_limit() as usize && v.len() <= DIRECT_BYTES {
+            for &g in reached {
+                let holds = |at: u32, sink: &mut _| self.direct_holds(at, v, &needle, sink);
+                if !self.offer_each(&inner, members.of(g), sink, holds) {
+                    return;
+                }
+            }
+            return;
+        }
+        let ac = self.automata.get(slot, || {
             (0..n_needles.min(self.words.len() as u32))
                 .map(|k| {
                     let (o, l) = needle(k);
@@ -323,14 +447,6 @@ impl View<'_> {
             sink.spend(u64::MAX);
             return;
         }
-        let (entries, n_entries) = (field(I_ENTRIES), field(I_ENTRIES + 1));
-        let inner = Inner {
-            entries,
-            n_entries,
-            postings: field(I_POSTINGS),
-            n_needles,
-            needle: &needle,
-        };
         SCRATCH.with(|s| {
             let mut own = Scratch::default();
             let mut guard = s.try_borrow_mut();
@@ -484,8 +600,7 @@ impl View<'_> {
     }
 
     /// Offers the matching rules of the posting list whose triple is at
-    /// `at`, in id order under the sink's pruning; `false` when the walk
-    /// must stop.
+    /// `at`; `false` when the walk must stop.
     fn inner_list(
         &self,
         inner: &Inner<'_, impl Fn(u32) -> (u32, u32)>,
@@ -494,10 +609,6 @@ impl View<'_> {
         occ: &[u64],
         sink: &mut impl Sink,
     ) -> bool {
-        let entry_at = |e: u32| -> Option<u32> {
-            (e < inner.n_entries).then(|| inner.entries.wrapping_add(e.wrapping_mul(ENTRY_WORDS)))
-        };
-        let id_of = |e: u32| entry_at(e).map_or(NONE, |at| self.w(at.wrapping_add(E_ID)));
         let (list, n) = (
             self.w(at.wrapping_add(1)) as usize,
             self.w(at.wrapping_add(2)) as usize,
@@ -505,6 +616,23 @@ impl View<'_> {
         let Some(list) = self.words.get(list..list.saturating_add(n)) else {
             return true;
         };
+        let holds = |at: u32, sink: &mut _| self.inner_holds(at, v, occ, inner.needle, sink);
+        self.offer_each(inner, list, sink, holds)
+    }
+
+    /// Offers the entries of `list` (sorted by rule id) that `holds`, in
+    /// id order under the sink's pruning; `false` when the walk must stop.
+    fn offer_each<S: Sink>(
+        &self,
+        inner: &Inner<'_, impl Fn(u32) -> (u32, u32)>,
+        list: &[u32],
+        sink: &mut S,
+        holds: impl Fn(u32, &mut S) -> bool,
+    ) -> bool {
+        let entry_at = |e: u32| -> Option<u32> {
+            (e < inner.n_entries).then(|| inner.entries.wrapping_add(e.wrapping_mul(ENTRY_WORDS)))
+        };
+        let id_of = |e: u32| entry_at(e).map_or(NONE, |at| self.w(at.wrapping_add(E_ID)));
         let mut i = 0;
         while let Some(&e) = list.get(i) {
             if !sink.spend(1) {
@@ -520,18 +648,139 @@ impl View<'_> {
                             .unwrap_or_default()
                             .partition_point(|&x| id_of(x) < target);
                     }
-                    // No larger id is wanted, but the lists of other
-                    // needles may still hold smaller ones.
+                    // No larger id is wanted, but other lists may still
+                    // hold smaller ones.
                     None => break,
                 }
                 continue;
             }
             let Some(at) = entry_at(e) else { continue };
-            if self.inner_holds(at, v, occ, inner.needle, sink) {
+            if holds(at, sink) {
                 sink.offer(id);
             }
         }
         true
+    }
+
+    /// The entry at `at`'s pieces and the window `[start, end)` of `v`
+    /// they must fall in, when its anchored ends match; the work of the
+    /// ends and one unit per piece is spent.
+    fn entry_window<'v>(
+        &self,
+        at: u32,
+        v: &'v [u8],
+        sink: &mut impl Sink,
+    ) -> Option<(&'p [u32], usize, usize)> {
+        let (po, pl) = (
+            self.w(at.wrapping_add(E_PREFIX)),
+            self.w(at.wrapping_add(E_PREFIX + 1)),
+        );
+        let (so, sl) = (
+            self.w(at.wrapping_add(E_SUFFIX)),
+            self.w(at.wrapping_add(E_SUFFIX + 1)),
+        );
+        let (pieces, n) = (
+            self.w(at.wrapping_add(E_PIECES)) as usize,
+            self.w(at.wrapping_add(E_PIECES + 1)) as usize,
+        );
+        let pieces = self.words.get(pieces..pieces.saturating_add(n))?;
+        let (prefix, suffix) = (self.b(po, pl), self.b(so, sl));
+        // A comparison of an end reads no more of it than the value holds.
+        let ends = prefix.len().min(v.len()) + suffix.len().min(v.len());
+        if !sink.spend((ends + pieces.len()) as u64) {
+            return None;
+        }
+        let end = v.len().checked_sub(prefix.len() + suffix.len())? + prefix.len();
+        if !v.starts_with(prefix) || !v.ends_with(suffix) {
+            return None;
+        }
+        Some((pieces, prefix.len(), end))
+    }
+
+    /// Whether the entry at `at` matches `v`, each piece searched for in
+    /// the value past the one before: the bytes searched are spent.
+    fn direct_holds(
+        &self,
+        at: u32,
+        v: &[u8],
+        needle: &impl Fn(u32) -> (u32, u32),
+        sink: &mut impl Sink,
+    ) -> bool {
+        let Some((pieces, mut pos, end)) = self.entry_window(at, v, sink) else {
+            return false;
+        };
+        for &k in pieces {
+            let (o, l) = needle(k);
+            let piece = self.b(o, l);
+            let Some(window) = v.get(pos..end) else {
+                return false;
+            };
+            if !sink.spend(window.len() as u64 + 1) {
+                return false;
+            }
+            let Some(i) = memchr::memmem::find(window, piece) else {
+                return false;
+            };
+            pos += i + piece.len();
+        }
+        true
+    }
+
+    /// The entries of each group, gathered from the postings; `None` when
+    /// the postings name a group or entry out of range, or one entry
+    /// twice, which validated tables never do.
+    fn gather(
+        &self,
+        inner: &Inner<'_, impl Fn(u32) -> (u32, u32)>,
+        n_groups: u32,
+    ) -> Option<Members> {
+        let entry_id = |e: u32| {
+            let at = inner.entries.wrapping_add(e.wrapping_mul(ENTRY_WORDS));
+            self.w(at.wrapping_add(E_ID))
+        };
+        let mut seen = vec![false; inner.n_entries as usize];
+        let mut all: Vec<(u32, u32, u32)> = Vec::new();
+        for k in 0..inner.n_needles.min(self.words.len() as u32) {
+            let p = inner.postings.wrapping_add(k.wrapping_mul(2));
+            let (triples, n) = (self.w(p), self.w(p.wrapping_add(1)));
+            if n == NONE {
+                continue;
+            }
+            for i in 0..n.min(self.words.len() as u32) {
+                let at = triples.wrapping_add(i.wrapping_mul(POSTING_WORDS));
+                let (g, list, count) = (
+                    self.w(at),
+                    self.w(at.wrapping_add(1)) as usize,
+                    self.w(at.wrapping_add(2)) as usize,
+                );
+                let list = self.words.get(list..list.saturating_add(count))?;
+                for &e in list {
+                    let once = seen.get_mut(e as usize).filter(|s| !**s)?;
+                    *once = true;
+                    if g >= n_groups {
+                        return None;
+                    }
+                    all.push((g, entry_id(e), e));
+                }
+            }
+        }
+        all.sort_unstable();
+        let mut starts = vec![0u32; n_groups as usize + 1];
+        for &(g, _, _) in &all {
+            if let Some(c) = starts.get_mut(g as usize + 1) {
+                *c += 1;
+            }
+        }
+        for i in 1..starts.len() {
+            let before = starts.get(i - 1).copied().unwrap_or(0);
+            if let Some(c) = starts.get_mut(i) {
+                *c += before;
+            }
+        }
+        Some(Members {
+            starts,
+            entries: all.into_iter().map(|(_, _, e)| e).collect(),
+        })
     }
 
     /// Whether the entry at `at` matches `v`, checked on the occurrences:
@@ -545,35 +794,9 @@ impl View<'_> {
         needle: &impl Fn(u32) -> (u32, u32),
         sink: &mut impl Sink,
     ) -> bool {
-        let (po, pl) = (
-            self.w(at.wrapping_add(E_PREFIX)),
-            self.w(at.wrapping_add(E_PREFIX + 1)),
-        );
-        let (so, sl) = (
-            self.w(at.wrapping_add(E_SUFFIX)),
-            self.w(at.wrapping_add(E_SUFFIX + 1)),
-        );
-        let (pieces, n) = (
-            self.w(at.wrapping_add(E_PIECES)) as usize,
-            self.w(at.wrapping_add(E_PIECES + 1)) as usize,
-        );
-        let Some(pieces) = self.words.get(pieces..pieces.saturating_add(n)) else {
+        let Some((pieces, mut pos, end)) = self.entry_window(at, v, sink) else {
             return false;
         };
-        let (prefix, suffix) = (self.b(po, pl), self.b(so, sl));
-        // A comparison of an end reads no more of it than the value holds.
-        let ends = prefix.len().min(v.len()) + suffix.len().min(v.len());
-        if !sink.spend((ends + pieces.len()) as u64) {
-            return false;
-        }
-        let Some(end) = v.len().checked_sub(prefix.len() + suffix.len()) else {
-            return false;
-        };
-        let end = end + prefix.len();
-        if !v.starts_with(prefix) || !v.ends_with(suffix) {
-            return false;
-        }
-        let mut pos = prefix.len();
         for &k in pieces {
             let key = (u64::from(k) << 32) | pos as u64;
             let Some(&x) = occ.get(occ.partition_point(|&o| o < key)) else {

@@ -27,8 +27,9 @@ pub(crate) struct InnerRule {
 }
 
 /// Writes the inner record of `rules` (not empty) for automaton slot
-/// `automaton`, putting the groups' prefixes (those at least `min_group`
-/// rules share, and the empty one) in `trie` under a new root;
+/// `automaton`, putting the groups' prefixes (see [`homes`]: at most
+/// `max_group` rules each, unless they share one prefix) in `trie` under a
+/// new root;
 /// returns the record's word offset and the root, whose written offset the
 /// caller patches into word [`I_GROUP_ROOT`] once the nodes are laid out.
 ///
@@ -38,7 +39,7 @@ pub(crate) fn write(
     trie: &mut Trie,
     mut rules: Vec<InnerRule>,
     automaton: u32,
-    min_group: usize,
+    max_group: usize,
 ) -> (u32, usize) {
     rules.sort();
     rules.dedup();
@@ -49,36 +50,10 @@ pub(crate) fn write(
     needles.sort_unstable();
     needles.dedup();
     let index = |p: &[u8]| needles.binary_search(&p).map_or(0, |i| i as u32);
-    // The groups: one per distinct prefix, in prefix order.
-    // The groups: the prefixes that at least `min_group` rules share, and
-    // the empty one. A rule whose own prefix is rarer joins the group of
-    // the longest of them its prefix starts with, so that a policy of
-    // thousands of one-rule prefixes (`git kalomi *a*`) does not pay a
-    // group record and trie nodes per rule, and a decision does not visit
-    // as many groups.
-    let mut count: HashMap<&[u8], usize> = HashMap::new();
-    for r in &rules {
-        *count.entry(r.prefix.as_slice()).or_insert(0) += 1;
-    }
-    let mut prefixes: Vec<&[u8]> = count
-        .iter()
-        .filter(|(p, &n)| n >= min_group || p.is_empty())
-        .map(|(p, _)| *p)
-        .collect();
-    let home = |p: &[u8]| -> Vec<u8> {
-        (0..=p.len())
-            .rev()
-            .filter_map(|l| p.get(..l))
-            .find(|q| q.is_empty() || count.get(q).is_some_and(|&n| n >= min_group))
-            .unwrap_or_default()
-            .to_vec()
-    };
-    let homes: Vec<Vec<u8>> = rules.iter().map(|r| home(&r.prefix)).collect();
-    if homes.iter().any(Vec::is_empty) && !prefixes.contains(&&[][..]) {
-        prefixes.push(&[]);
-    }
-    prefixes.retain(|p| homes.iter().any(|h| h.as_slice() == *p));
+    let homes = homes(&rules, max_group);
+    let mut prefixes: Vec<&[u8]> = homes.iter().map(Vec::as_slice).collect();
     prefixes.sort_unstable();
+    prefixes.dedup();
     let group_of = |e: usize| {
         homes
             .get(e)
@@ -172,4 +147,71 @@ pub(crate) fn write(
         entries.len() as u32,
     ]);
     (at, root)
+}
+
+/// The prefix of each rule's group, in the order of `rules`.
+///
+/// The rules' anchored prefixes, sorted, are split from the top: a set of
+/// at most `max_group` rules, or of rules that all have one prefix, is a
+/// group whose prefix is the longest one its rules share; a larger set
+/// keeps the rules whose prefix is exactly that shared one as a group and
+/// splits the rest by the byte that follows it. So a group is never larger
+/// than it must be, a value reaches at most one group per length of its
+/// own prefixes, and a value that starts like no rule (`kill …` among
+/// `kubectl …` rules) reaches none: the decision then neither scans the
+/// value nor looks at a rule. The number of groups is at most the number
+/// of distinct prefixes.
+fn homes(rules: &[InnerRule], max_group: usize) -> Vec<Vec<u8>> {
+    let mut order: Vec<usize> = (0..rules.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (pa, pb) = (rules.get(a), rules.get(b));
+        pa.map(|r| &r.prefix).cmp(&pb.map(|r| &r.prefix))
+    });
+    let prefix = |i: usize| -> &[u8] {
+        order
+            .get(i)
+            .and_then(|&r| rules.get(r))
+            .map_or(&[][..], |r| r.prefix.as_slice())
+    };
+    let mut homes = vec![Vec::new(); rules.len()];
+    let mut home = |from: usize, to: usize, p: &[u8]| {
+        for &r in order.get(from..to).unwrap_or_default() {
+            if let Some(h) = homes.get_mut(r) {
+                *h = p.to_vec();
+            }
+        }
+    };
+    // Sets of rules `order[lo..hi]` whose prefixes share their first `d`
+    // bytes; a stack, as prefixes may be long.
+    let mut sets = vec![(0usize, rules.len(), 0usize)];
+    while let Some((lo, hi, d)) = sets.pop() {
+        if lo >= hi {
+            continue;
+        }
+        // Sorted, the set's shared prefix is what its first and last share.
+        let (first, last) = (prefix(lo), prefix(hi - 1));
+        let shared = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+        let stem = first.get(..shared.max(d)).unwrap_or(first);
+        if hi - lo <= max_group.max(1) || first == last {
+            home(lo, hi, stem);
+            continue;
+        }
+        // The rules whose prefix is the stem itself sort first.
+        let exact = (lo..hi)
+            .take_while(|&i| prefix(i).len() == stem.len())
+            .count();
+        if exact > 0 {
+            home(lo, lo + exact, stem);
+        }
+        let mut i = lo + exact;
+        while i < hi {
+            let byte = prefix(i).get(stem.len());
+            let j = (i..hi)
+                .find(|&j| prefix(j).get(stem.len()) != byte)
+                .unwrap_or(hi);
+            sets.push((i, j, stem.len() + 1));
+            i = j;
+        }
+    }
+    homes
 }

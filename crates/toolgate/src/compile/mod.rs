@@ -40,10 +40,11 @@ pub struct Limits {
     /// The most bytes one DFA may take; a chunk of regular expressions over
     /// it is split, and a single one over it is refused.
     pub dfa_bytes: usize,
-    /// The fewest floating-piece globs (`Inner`) of one field that make
-    /// their shared prefix a group of its own; rarer prefixes join the
-    /// group of the longest shared one they start with. Lower is faster
-    /// to decide on prefixes few rules share, and larger tables.
+    /// The most floating-piece globs (`Inner`) of one field a group holds,
+    /// unless they all have one prefix: a larger set is split by the byte
+    /// after the prefix its rules share. A value that reaches few rules
+    /// has them checked one by one, without the automaton; lower makes
+    /// more, smaller groups and larger tables.
     pub inner_group: usize,
 }
 
@@ -51,7 +52,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             dfa_bytes: 4 << 20,
-            inner_group: 8,
+            inner_group: 4,
         }
     }
 }
