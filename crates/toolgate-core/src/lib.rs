@@ -39,6 +39,7 @@ pub mod decision;
 pub mod error;
 pub mod glob;
 pub mod json;
+pub mod needles;
 pub mod quote;
 pub mod registry;
 pub mod runtime;

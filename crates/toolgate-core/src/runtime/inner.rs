@@ -51,6 +51,7 @@
 
 use super::eval::{seek, Sink};
 use super::program::{View, NONE};
+use crate::needles::{dfa_bytes, NeedleDfa};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
@@ -140,7 +141,7 @@ pub struct Automata {
 /// a few rules directly never needs the automaton.
 #[derive(Clone, Default)]
 struct Slot {
-    automaton: OnceLock<Option<Arc<AhoCorasick>>>,
+    automaton: OnceLock<Option<Arc<Searcher>>>,
     members: OnceLock<Option<Arc<Members>>>,
 }
 
@@ -202,7 +203,7 @@ impl Automata {
 
     /// The automaton in slot `i`, built from `needles` the first time;
     /// `None` when there is no such slot or the automaton cannot be built.
-    fn get<'n>(&self, i: u32, needles: impl FnOnce() -> Vec<&'n [u8]>) -> Option<&AhoCorasick> {
+    fn get<'n>(&self, i: u32, needles: impl FnOnce() -> Vec<&'n [u8]>) -> Option<&Searcher> {
         let slot = self.slots.get(i as usize)?;
         slot.automaton
             .get_or_init(|| build(&needles()).map(Arc::new))
@@ -225,41 +226,30 @@ impl Automata {
 /// needles stay a contiguous NFA, whose memory grows with their bytes alone.
 pub const DFA_BYTES: usize = 4 << 20;
 
-/// An overlapping automaton over `needles`, or `None` if it cannot be built:
-/// a DFA when its transition table fits [`DFA_BYTES`], else a contiguous NFA.
-pub fn build(needles: &[&[u8]]) -> Option<AhoCorasick> {
-    let mut b = AhoCorasick::builder();
-    b.match_kind(MatchKind::Standard);
-    if dfa_bytes(needles) <= DFA_BYTES {
-        b.kind(Some(AhoCorasickKind::DFA));
-    }
-    b.build(needles).ok()
+/// Every occurrence of an inner record's needles: the flat table of their
+/// DFA ([`NeedleDfa`]) when it fits [`DFA_BYTES`], else the crate's
+/// contiguous NFA.
+// Built once per record and kept behind an `Arc`: the size of the table's
+// class map inline costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Searcher {
+    /// The flat DFA table, walked a byte at a time.
+    Dfa(NeedleDfa),
+    /// The crate's overlapping search, for needle sets too large for a DFA.
+    Nfa(AhoCorasick),
 }
 
-/// The size of the DFA's transition table: a state per node of the trie of
-/// the needles (one per distinct prefix, counted on the needles in sorted
-/// order as the bytes each adds past what it shares with the one before),
-/// times the byte classes rounded up to a power of two, times a state id.
-fn dfa_bytes(needles: &[&[u8]]) -> usize {
-    let mut sorted: Vec<&[u8]> = needles.to_vec();
-    sorted.sort_unstable();
-    let mut seen = [false; 256];
-    let mut states = 1usize;
-    let mut last: &[u8] = &[];
-    for n in sorted {
-        let shared = n.iter().zip(last).take_while(|(a, b)| a == b).count();
-        states = states.saturating_add(n.len() - shared);
-        last = n;
-        for &b in n {
-            if let Some(s) = seen.get_mut(usize::from(b)) {
-                *s = true;
-            }
-        }
+/// The searcher of `needles`, or `None` if it cannot be built.
+pub fn build(needles: &[&[u8]]) -> Option<Searcher> {
+    if dfa_bytes(needles) <= DFA_BYTES {
+        return NeedleDfa::build(needles).ok().map(Searcher::Dfa);
     }
-    let classes = seen.iter().filter(|&&s| s).count() + 1;
-    states
-        .saturating_mul(classes.next_power_of_two())
-        .saturating_mul(4)
+    AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::ContiguousNFA))
+        .build(needles)
+        .ok()
+        .map(Searcher::Nfa)
 }
 
 /// What a decision keeps between walks to spare allocations: the
@@ -478,22 +468,18 @@ impl<'p> View<'p> {
     /// sorted, in `scratch.occ`; `false` when the walk must stop.
     fn inner_search(
         &self,
-        ac: &AhoCorasick,
+        searcher: &Searcher,
         v: &[u8],
         n_needles: u32,
         scratch: &mut Scratch,
         sink: &mut impl Sink,
     ) -> bool {
-        let Ok(found) = ac.try_find_overlapping_iter(v) else {
-            sink.spend(u64::MAX);
-            return false;
-        };
         let cap = v
             .len()
             .saturating_mul(OCCURRENCES_PER_BYTE)
             .saturating_add(OCCURRENCES_BASE);
         let occ = &mut scratch.occ;
-        for m in found {
+        let mut record = |k: u32, start: usize| -> bool {
             if !sink.spend(1) {
                 return false;
             }
@@ -501,8 +487,34 @@ impl<'p> View<'p> {
                 sink.spend(u64::MAX);
                 return false;
             }
-            occ.push((u64::from(m.pattern().as_u32()) << 32) | m.start() as u64);
+            occ.push((u64::from(k) << 32) | start as u64);
+            true
+        };
+        match searcher {
+            Searcher::Dfa(dfa) => {
+                let (mut sid, mut at) = (dfa.start(), 0);
+                while at < v.len() {
+                    (sid, at) = dfa.advance(sid, v, at);
+                    for &(k, len) in dfa.ends(sid) {
+                        if !record(k, at.saturating_sub(len as usize)) {
+                            return false;
+                        }
+                    }
+                }
+            }
+            Searcher::Nfa(ac) => {
+                let Ok(found) = ac.try_find_overlapping_iter(v) else {
+                    sink.spend(u64::MAX);
+                    return false;
+                };
+                for m in found {
+                    if !record(m.pattern().as_u32(), m.start()) {
+                        return false;
+                    }
+                }
+            }
         }
+        let occ = &mut scratch.occ;
         // The automaton reports matches by their end, so one needle's
         // occurrences, all of one length, come in the order of their start:
         // a stable counting sort by needle orders them fully, in time linear

@@ -14,11 +14,11 @@
 //! a chunk.
 
 use super::{GuardError, RuleSpec};
-use aho_corasick::{MatchKind as AcKind, StartKind as AcStart};
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use regex_automata::{Anchored, Input, MatchKind};
+use toolgate_core::needles::{NeedleDfa, NeedleError};
 
 /// The longest match a rule may have, from its anchor to the end of its
 /// last part: a 4096-bit RSA key in PEM, escaped in JSON, fits.
@@ -54,16 +54,9 @@ struct Compiled {
     min_entropy: Option<f64>,
 }
 
-/// The anchors in one unanchored Aho-Corasick automaton
-/// (`MatchKind::Standard`, whose match states list every anchor ending
-/// there), copied out of the `aho-corasick` crate's DFA into one flat
-/// table walked a byte at a time: the byte's class, then one load.
-///
-/// States are numbered so that the match states come last, and each is
-/// stored premultiplied by the number of classes: the next state is
-/// `trans[state + class[byte]]`, and a state is special when it is at or
-/// past `first_match`. The crate's own walk asks more of each step (its
-/// bounds, its special-state ranges), and a step is all the scan does.
+/// The anchors in one flat DFA table ([`NeedleDfa`]: the `aho-corasick`
+/// crate's unanchored DFA, `MatchKind::Standard`, copied out and walked a
+/// byte at a time).
 ///
 /// One walk is a chain of dependent loads, each waiting on the one before.
 /// So a long input is cut into pieces of at most [`PIECE`] bytes (at
@@ -74,19 +67,9 @@ struct Compiled {
 /// reports the ones ending before it).
 #[derive(Debug)]
 struct Anchors {
-    /// Next states, premultiplied, `stride` per state.
-    trans: Vec<u32>,
-    /// Each byte's class: bytes in no anchor share class 0.
-    classes: [u32; 256],
-    stride: u32,
+    dfa: NeedleDfa,
+    /// The start state.
     start: u32,
-    /// The first match state, premultiplied.
-    first_match: u32,
-    /// Per match state (from `first_match`, in order), its range of
-    /// `ends`.
-    match_ranges: Vec<(u32, u32)>,
-    /// The anchors ending at a match state: (anchor id, length).
-    ends: Vec<(u32, u32)>,
     /// The longest anchor.
     longest: usize,
 }
@@ -127,126 +110,17 @@ fn lane_out<'a>(
 impl Anchors {
     /// The automaton of `anchors` (anchor id: index).
     fn build(anchors: &[Vec<u8>]) -> Result<Anchors, GuardError> {
-        use aho_corasick::automaton::Automaton as _;
-        let too_big = || {
-            GuardError::Document {
-            message: "the anchors of the guard set make too large an automaton: use fewer or longer anchors".into(),
-        }
-        };
-        let not_built = |e: &dyn std::fmt::Display| GuardError::Document {
-            message: format!("the anchors of the guard set do not build: {e}"),
-        };
-        let dfa = aho_corasick::dfa::DFA::builder()
-            .match_kind(AcKind::Standard)
-            .start_kind(AcStart::Unanchored)
-            .prefilter(false)
-            .build(anchors)
-            .map_err(|e| not_built(&e))?;
-        let no = aho_corasick::Anchored::No;
-        // A class per byte some anchor holds; every other byte moves every
-        // state alike, so they share class 0, whose representative is one
-        // of them (when every byte is in some anchor, class 0 has none).
-        let mut classes = [0u32; 256];
-        let mut reps: Vec<u8> = Vec::new();
-        let mut used = [false; 256];
-        for &b in anchors.iter().flatten() {
-            if let Some(u) = used.get_mut(usize::from(b)) {
-                *u = true;
-            }
-        }
-        if let Some(o) = (0..=255u8).zip(used).find(|&(_, u)| !u) {
-            reps.push(o.0);
-        }
-        for ((b, u), class) in (0..=255u8).zip(used).zip(classes.iter_mut()) {
-            if u {
-                *class = u32::try_from(reps.len()).map_err(|_| too_big())?;
-                reps.push(b);
-            }
-        }
-        let stride = u32::try_from(reps.len()).map_err(|_| too_big())?;
-        // Every state reachable from the start, breadth first.
-        let start = dfa.start_state(no).map_err(|e| not_built(&e))?;
-        let mut seen = std::collections::HashMap::new();
-        let mut order = vec![start];
-        seen.insert(start, 0usize);
-        let mut i = 0;
-        while let Some(&sid) = order.get(i) {
-            for &b in &reps {
-                let next = dfa.next_state(no, sid, b);
-                if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(next) {
-                    e.insert(order.len());
-                    order.push(next);
-                }
-            }
-            i += 1;
-        }
-        // Match states last.
-        let mut number = vec![0u32; order.len()];
-        let mut renumbered: Vec<usize> = (0..order.len()).collect();
-        renumbered.sort_by_key(|&k| order.get(k).is_some_and(|&sid| dfa.is_match(sid)));
-        let premultiplied = |k: usize| -> Result<u32, GuardError> {
-            u32::try_from(k)
-                .ok()
-                .and_then(|k| k.checked_mul(stride))
-                .ok_or_else(too_big)
-        };
-        for (new, &old) in renumbered.iter().enumerate() {
-            if let Some(n) = number.get_mut(old) {
-                *n = premultiplied(new)?;
-            }
-        }
-        let n_plain = order.iter().filter(|&&sid| !dfa.is_match(sid)).count();
-        let size = order.len().checked_mul(reps.len()).ok_or_else(too_big)?;
-        // Every state, premultiplied, must fit a `u32`.
-        premultiplied(order.len())?;
-        let mut trans = vec![0u32; size];
-        let mut match_ranges = Vec::new();
-        let mut ends = Vec::new();
-        for (new, &old) in renumbered.iter().enumerate() {
-            let Some(&sid) = order.get(old) else { continue };
-            let row = new * reps.len();
-            for (c, &b) in reps.iter().enumerate() {
-                let next = dfa.next_state(no, sid, b);
-                let to = seen.get(&next).and_then(|&k| number.get(k)).copied();
-                if let (Some(slot), Some(to)) = (trans.get_mut(row + c), to) {
-                    *slot = to;
-                }
-            }
-            if dfa.is_match(sid) {
-                let from = u32::try_from(ends.len()).map_err(|_| too_big())?;
-                for k in 0..dfa.match_len(sid) {
-                    let pid = dfa.match_pattern(sid, k);
-                    let id = u32::try_from(pid.as_usize()).map_err(|_| too_big())?;
-                    let len = u32::try_from(dfa.pattern_len(pid)).map_err(|_| too_big())?;
-                    ends.push((id, len));
-                }
-                let to = u32::try_from(ends.len()).map_err(|_| too_big())?;
-                match_ranges.push((from, to));
-            }
-        }
+        let dfa = NeedleDfa::build(anchors).map_err(|e| GuardError::Document {
+            message: match e {
+                NeedleError::TooLarge => "the anchors of the guard set make too large an automaton: use fewer or longer anchors".into(),
+                NeedleError::Build(e) => format!("the anchors of the guard set do not build: {e}"),
+            },
+        })?;
         Ok(Anchors {
-            trans,
-            classes,
-            stride,
-            // The start is the first state the walk found.
-            start: number.first().copied().unwrap_or(0),
-            first_match: premultiplied(n_plain)?,
-            match_ranges,
-            ends,
-            longest: anchors.iter().map(Vec::len).max().unwrap_or(0),
+            start: dfa.start(),
+            longest: dfa.longest(),
+            dfa,
         })
-    }
-
-    #[inline(always)]
-    fn next(&self, sid: u32, b: u8) -> u32 {
-        // A byte always indexes 256 classes: the check compiles away.
-        let class = self.classes.get(usize::from(b)).copied().unwrap_or(0);
-        // Every entry is a state of the table, so the fallback is never
-        // taken; it keeps a damaged table from reading out of bounds.
-        self.trans
-            .get((sid + class) as usize)
-            .copied()
-            .unwrap_or(self.start)
     }
 
     /// Calls `f(start, anchor id, end)` for every anchor occurrence in
@@ -338,14 +212,15 @@ impl Anchors {
     ) -> ([u32; LANES], usize) {
         let [mut s0, mut s1, mut s2, mut s3] = sids;
         let [h0, h1, h2, h3] = h;
-        let first_match = self.first_match;
+        let dfa = &self.dfa;
+        let first_match = dfa.first_match();
         while let (Some(&b0), Some(&b1), Some(&b2), Some(&b3)) =
             (h0.get(j), h1.get(j), h2.get(j), h3.get(j))
         {
-            s0 = self.next(s0, b0);
-            s1 = self.next(s1, b1);
-            s2 = self.next(s2, b2);
-            s3 = self.next(s3, b3);
+            s0 = dfa.next(s0, b0);
+            s1 = dfa.next(s1, b1);
+            s2 = dfa.next(s2, b2);
+            s3 = dfa.next(s3, b3);
             j += 1;
             if (s0 >= first_match) | (s1 >= first_match) | (s2 >= first_match) | (s3 >= first_match)
             {
@@ -370,7 +245,7 @@ impl Anchors {
             return;
         };
         while at < hay.len() {
-            (sid, at) = self.advance(sid, hay, at);
+            (sid, at) = self.dfa.advance(sid, hay, at);
             self.report(sid, at, piece, f);
         }
     }
@@ -378,35 +253,12 @@ impl Anchors {
     /// The anchors of state `sid`, reached just before `end`, that end
     /// after `piece`.
     fn report(&self, sid: u32, end: usize, piece: usize, f: &mut dyn FnMut(usize, usize, usize)) {
-        if end <= piece || sid < self.first_match {
+        if end <= piece {
             return;
         }
-        let m = (sid - self.first_match) / self.stride;
-        let Some(&(from, to)) = self.match_ranges.get(m as usize) else {
-            return;
-        };
-        for &(id, len) in self
-            .ends
-            .get(from as usize..to as usize)
-            .unwrap_or_default()
-        {
+        for &(id, len) in self.dfa.ends(sid) {
             f(end - len as usize, id as usize, end);
         }
-    }
-
-    /// Walks from `sid` at `i` to just past the next byte that enters a
-    /// match state, or to the end: kept apart from the calls to `f`, so
-    /// that the state and the position stay in registers.
-    #[inline(never)]
-    fn advance(&self, mut sid: u32, hay: &[u8], mut i: usize) -> (u32, usize) {
-        while let Some(&b) = hay.get(i) {
-            sid = self.next(sid, b);
-            i += 1;
-            if sid >= self.first_match {
-                break;
-            }
-        }
-        (sid, i)
     }
 }
 
@@ -889,7 +741,7 @@ mod tests {
             anchors.extend(super::anchors(sp)?);
         }
         let oracle = aho_corasick::AhoCorasick::builder()
-            .match_kind(AcKind::Standard)
+            .match_kind(aho_corasick::MatchKind::Standard)
             .build(&anchors)?;
         let mut x = 0x9e37_79b9_7f4a_7c15_u64;
         for len in [
