@@ -175,9 +175,152 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 }
 
+/// `v` as compact JSON text, byte for byte what `serde_json::to_vec`
+/// writes. Strings with nothing to escape, nearly all of them, are copied
+/// whole: writing the text cost as much as scanning it when each byte was
+/// looked up on its own.
+///
+/// ```
+/// use toolgate_core::json::to_bytes;
+/// let v = serde_json::json!({"command": "echo \"hi\"", "n": [1, null]});
+/// assert_eq!(to_bytes(&v), serde_json::to_vec(&v).unwrap());
+/// ```
+pub fn to_bytes(v: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_value(v, &mut out);
+    out
+}
+
+/// Appends `v` to `out` as [`to_bytes`] writes it.
+pub fn write_value(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::String(s) => write_str(s, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(x, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(m) => {
+            out.push(b'{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(k, out);
+                out.push(b':');
+                write_value(x, out);
+            }
+            out.push(b'}');
+        }
+        // Writing a scalar into memory cannot fail; were it to, the text
+        // would still hold the value, so a scan never sees less.
+        other => {
+            if serde_json::to_writer(&mut *out, other).is_err() {
+                out.extend_from_slice(other.to_string().as_bytes());
+            }
+        }
+    }
+}
+
+/// Whether JSON escapes `b`: a control byte, `"` or `\`.
+fn escaped(b: u8) -> bool {
+    (b < 0x20) | (b == b'"') | (b == b'\\')
+}
+
+/// Where the next byte JSON escapes is, from `from` on. Blocks of 16 are
+/// tested without an early exit inside, which the compiler turns into
+/// vector compares; only a block holding one is looked at byte by byte.
+fn next_escaped(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = bytes.get(from..)?;
+    let mut blocks = rest.chunks_exact(16);
+    let mut at = from;
+    for block in &mut blocks {
+        let mut any = false;
+        for &b in block {
+            any |= escaped(b);
+        }
+        if any {
+            return block.iter().position(|&b| escaped(b)).map(|k| at + k);
+        }
+        at += 16;
+    }
+    blocks
+        .remainder()
+        .iter()
+        .position(|&b| escaped(b))
+        .map(|k| at + k)
+}
+
+/// Appends `s` as a JSON string, as serde_json writes it: runs copied
+/// whole, `"`, `\` and the short escapes by name, other control bytes as
+/// `\u00xx`.
+pub fn write_str(s: &str, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    while let Some(i) = next_escaped(bytes, run) {
+        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
+        let b = bytes.get(i).copied().unwrap_or(0);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => {
+                out.extend_from_slice(b"\\u00");
+                for nibble in [b >> 4, b & 0xf] {
+                    out.extend(HEX.get(usize::from(nibble)));
+                }
+            }
+        }
+        run = i + 1;
+    }
+    out.extend_from_slice(bytes.get(run..).unwrap_or_default());
+    out.push(b'"');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The text a request's members are scanned as is JSON's own: the
+    /// fast copy of plain strings must write what serde_json writes.
+    #[test]
+    fn to_bytes_writes_what_serde_json_writes() -> Result<(), serde_json::Error> {
+        let long_plain = "word ".repeat(100);
+        let long_escaped = format!(
+            "{}\"{}\\\n\u{1}\u{7f}é𝄞\u{8}\u{c}\r\t\u{1f} {}\"",
+            "x".repeat(40),
+            "y".repeat(17),
+            "z".repeat(33)
+        );
+        let values = [
+            serde_json::json!(null),
+            serde_json::json!(true),
+            serde_json::json!(-12),
+            serde_json::json!(1.5e300),
+            serde_json::json!(u64::MAX),
+            serde_json::json!(""),
+            serde_json::json!(long_plain),
+            serde_json::json!(long_escaped),
+            serde_json::json!({"a\"b": [1, "c\\d", {"": null}], "e": "\t", "f": []}),
+            serde_json::json!([[[]], {}, "\u{0}", "é", "\u{2028}"]),
+        ];
+        for v in &values {
+            assert_eq!(to_bytes(v), serde_json::to_vec(v)?, "{v}");
+        }
+        Ok(())
+    }
 
     #[test]
     fn a_text_one_byte_past_the_limit_is_still_counted() {
