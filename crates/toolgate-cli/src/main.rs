@@ -1975,10 +1975,7 @@ fn read_batch(line: &str, max: usize) -> Result<Vec<Call>, String> {
 /// `Serialize` into the line's own buffer (no `Value` is built: rendering
 /// through one cost more than deciding, see `benches/jsonl.rs`).
 fn write_verdict(v: &Verdict, out: &mut String) {
-    let mut bytes = std::mem::take(out).into_bytes();
-    v.write_json(&mut bytes);
-    *out = String::from_utf8(bytes)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    v.write_json(out);
 }
 
 /// Writes to standard output; a closed pipe ends the command quietly.

@@ -189,36 +189,36 @@ impl Verdict {
     /// ```
     /// use toolgate_core::{Decision, Verdict};
     /// let v = Verdict::new(Decision::Ask, "asks \"why\"");
-    /// let mut out = Vec::new();
+    /// let mut out = String::new();
     /// v.write_json(&mut out);
-    /// assert_eq!(out, serde_json::to_vec(&v).unwrap());
+    /// assert_eq!(out, serde_json::to_string(&v).unwrap());
     /// ```
-    pub fn write_json(&self, out: &mut Vec<u8>) {
+    pub fn write_json(&self, out: &mut String) {
         use crate::json::write_str;
         // The keys need no escaping: each is written with its quotes.
-        let member = |key: &[u8], value: &str, out: &mut Vec<u8>| {
+        let member = |key: &str, value: &str, out: &mut String| {
             if !value.is_empty() {
-                out.extend_from_slice(key);
+                out.push_str(key);
                 write_str(value, out);
             }
         };
-        out.extend_from_slice(b"{\"decision\":");
+        out.push_str("{\"decision\":");
         write_str(self.decision.as_str(), out);
         if let Some(r) = &self.rule {
-            out.extend_from_slice(b",\"rule\":");
+            out.push_str(",\"rule\":");
             write_str(&r.text, out);
-            member(b",\"source\":", &r.source, out);
+            member(",\"source\":", &r.source, out);
         }
-        member(b",\"reason\":", &self.reason, out);
-        member(b",\"subject\":", &self.subject, out);
+        member(",\"reason\":", &self.reason, out);
+        member(",\"subject\":", &self.subject, out);
         if self.held {
-            out.extend_from_slice(b",\"held\":true");
+            out.push_str(",\"held\":true");
         }
-        member(b",\"confined\":", &self.confined, out);
-        member(b",\"by\":", self.by, out);
-        member(b",\"run_id\":", &self.run_id, out);
-        member(b",\"call_id\":", &self.call_id, out);
-        out.push(b'}');
+        member(",\"confined\":", &self.confined, out);
+        member(",\"by\":", self.by, out);
+        member(",\"run_id\":", &self.run_id, out);
+        member(",\"call_id\":", &self.call_id, out);
+        out.push('}');
     }
 }
 
@@ -347,10 +347,10 @@ mod tests {
             }
         }
         for v in &verdicts {
-            let mut out = Vec::new();
+            let mut out = String::new();
             v.write_json(&mut out);
-            assert_eq!(out, serde_json::to_vec(v)?, "{v:?}");
-            assert_eq!(out, serde_json::to_vec(&v.to_json())?, "{v:?}");
+            assert_eq!(out, serde_json::to_string(v)?, "{v:?}");
+            assert_eq!(out, serde_json::to_string(&v.to_json())?, "{v:?}");
         }
         Ok(())
     }

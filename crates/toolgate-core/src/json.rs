@@ -186,43 +186,43 @@ impl<'de> Visitor<'de> for StrictVisitor {
 /// assert_eq!(to_bytes(&v), serde_json::to_vec(&v).unwrap());
 /// ```
 pub fn to_bytes(v: &Value) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut out = String::new();
     write_value(v, &mut out);
-    out
+    out.into_bytes()
 }
 
 /// Appends `v` to `out` as [`to_bytes`] writes it.
-pub fn write_value(v: &Value, out: &mut Vec<u8>) {
+pub fn write_value(v: &Value, out: &mut String) {
     match v {
         Value::String(s) => write_str(s, out),
         Value::Array(items) => {
-            out.push(b'[');
+            out.push('[');
             for (i, x) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.push(',');
                 }
                 write_value(x, out);
             }
-            out.push(b']');
+            out.push(']');
         }
         Value::Object(m) => {
-            out.push(b'{');
+            out.push('{');
             for (i, (k, x)) in m.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.push(',');
                 }
                 write_str(k, out);
-                out.push(b':');
+                out.push(':');
                 write_value(x, out);
             }
-            out.push(b'}');
+            out.push('}');
         }
         // Writing a scalar into memory cannot fail; were it to, the text
         // would still hold the value, so a scan never sees less.
         other => {
-            if serde_json::to_writer(&mut *out, other).is_err() {
-                out.extend_from_slice(other.to_string().as_bytes());
-            }
+            use std::fmt::Write as _;
+            // Writing into a string cannot fail.
+            let _ = write!(out, "{other}");
         }
     }
 }
@@ -259,34 +259,36 @@ fn next_escaped(bytes: &[u8], from: usize) -> Option<usize> {
 /// Appends `s` as a JSON string, as serde_json writes it: runs copied
 /// whole, `"`, `\` and the short escapes by name, other control bytes as
 /// `\u00xx`.
-pub fn write_str(s: &str, out: &mut Vec<u8>) {
+pub fn write_str(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
-    out.push(b'"');
+    out.push('"');
     let mut run = 0;
+    // An escaped byte is ASCII, so the runs between them are whole
+    // characters and slice the string without a check failing.
     while let Some(i) = next_escaped(bytes, run) {
-        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
+        out.push_str(s.get(run..i).unwrap_or_default());
         let b = bytes.get(i).copied().unwrap_or(0);
         match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
             _ => {
-                out.extend_from_slice(b"\\u00");
+                out.push_str("\\u00");
                 for nibble in [b >> 4, b & 0xf] {
-                    out.extend(HEX.get(usize::from(nibble)));
+                    out.extend(HEX.get(usize::from(nibble)).map(|&h| char::from(h)));
                 }
             }
         }
         run = i + 1;
     }
-    out.extend_from_slice(bytes.get(run..).unwrap_or_default());
-    out.push(b'"');
+    out.push_str(s.get(run..).unwrap_or_default());
+    out.push('"');
 }
 
 #[cfg(test)]

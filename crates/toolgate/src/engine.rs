@@ -1146,13 +1146,21 @@ pub(crate) fn rule_ref(p: &Program<'_>, id: u32) -> RuleRef {
     }
 }
 
-/// The rule's form as a reason cites it: `R`, or `R: note` when the note may
-/// be read to the model.
-fn cited(p: &Program<'_>, id: u32) -> String {
-    match p.rule_note(id) {
-        Some(n) if p.rule_cites_note(id) => format!("{}: {n}", p.rule_text(id)),
-        _ => p.rule_text(id).to_string(),
+/// The reason a rule gives: `lead` then the rule's form as a reason cites
+/// it, `R`, or `R: note` when the note may be read to the model. Written
+/// into one string, as every decision that names a rule builds one.
+fn cited(p: &Program<'_>, id: u32, lead: &str) -> String {
+    let text = p.rule_text(id);
+    let note = p.rule_note(id).filter(|_| p.rule_cites_note(id));
+    let mut reason =
+        String::with_capacity(lead.len() + text.len() + note.map_or(0, |n| n.len() + 2));
+    reason.push_str(lead);
+    reason.push_str(text);
+    if let Some(n) = note {
+        reason.push_str(": ");
+        reason.push_str(n);
     }
+    reason
 }
 
 /// Renders a call's result as a verdict.
@@ -1165,12 +1173,12 @@ fn render(comps: &[Component<'_, '_>], call: &Call, r: &CallResult) -> Verdict {
     match &r.basis {
         Basis::Rule { comp, id } => {
             if let Some(c) = comps.get(*comp) {
-                let c_text = cited(c.prog, *id);
-                v.reason = match r.decision {
-                    Decision::Deny => format!("denied by {c_text}"),
-                    Decision::Ask => format!("approval required by {c_text}"),
-                    Decision::Allow => format!("allowed by {c_text}"),
+                let lead = match r.decision {
+                    Decision::Deny => "denied by ",
+                    Decision::Ask => "approval required by ",
+                    Decision::Allow => "allowed by ",
                 };
+                v.reason = cited(c.prog, *id, lead);
                 v.rule = Some(rule_ref(c.prog, *id));
             }
         }
