@@ -436,10 +436,11 @@ pub fn same_spelling(a: &str, b: &str) -> bool {
 /// Refuses a call object that names its tool, or its arguments, other than
 /// by its own shape's member (`tool_key`, `args_key`): `{"tool": "bash",
 /// "args": {…}, "tool_name": "read", "tool_input": {…}}` would be decided
-/// on one pair and may be run on the other. Any spelling of
-/// [`TOOL_SPELLINGS`] or [`ARGS_SPELLINGS`] beside the shape's own is
-/// refused, whether or not the shape's own is there; other members are
-/// left to the caller.
+/// on one pair and may be run on the other. Any other spelling of the tool
+/// (`tool`, `tool_name`, `name`, …) or of the arguments (`args`,
+/// `tool_input`, `arguments`, …) beside the shape's own is refused,
+/// whether or not the shape's own is there; other members are left to the
+/// caller.
 ///
 /// # Errors
 ///
