@@ -127,3 +127,25 @@ fn a_value_that_reaches_few_rules_is_decided_without_the_automaton() {
         assert_eq!(scanned, direct, "{c}");
     }
 }
+
+/// Rules of many floating pieces are checked one by one within the
+/// decision's budget: each piece is spent as the bytes its search read, so
+/// a rule costs about the value once however many pieces it has, and a
+/// group of long globs that all fail late is decided (here by the default),
+/// not denied for running out of work.
+#[test]
+fn many_pieces_checked_one_by_one_stay_within_the_budget() {
+    let value = vec!["x"; 500].join(" ");
+    let xs = vec!["x"; 480].join("*");
+    // Thirty-two rules that every x satisfies and a last piece fails.
+    let allow: Vec<String> = (0..32)
+        .map(|r| format!("{}*{xs}*q{r:02}*", &value[..r]))
+        .collect();
+    let e = Engine::build(&bash_policy(&[], &allow)).unwrap();
+    let call = command(&value);
+    let direct = toolgate::runtime::inner::with_direct_limit(u32::MAX, || e.decide(&call));
+    assert_eq!(direct.decision, Decision::Ask, "{direct:?}");
+    assert_eq!(e.program().automata.built(), 0);
+    let scanned = toolgate::runtime::inner::with_direct_limit(0, || e.decide(&call));
+    assert_eq!(direct, scanned);
+}

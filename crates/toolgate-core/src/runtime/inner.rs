@@ -710,7 +710,7 @@ impl<'p> View<'p> {
     }
 
     /// Whether the entry at `at` matches `v`, each piece searched for in
-    /// the value past the one before: the bytes searched are spent.
+    /// the value past the one before: the bytes read are spent.
     fn direct_holds(
         &self,
         at: u32,
@@ -727,10 +727,15 @@ impl<'p> View<'p> {
             let Some(window) = v.get(pos..end) else {
                 return false;
             };
-            if !sink.spend(window.len() as u64 + 1) {
+            // The bytes read up to the piece's end (or the whole window when
+            // it is not there) are spent: the pieces of one rule then cost
+            // at most the value once, however many there are.
+            let found = memchr::memmem::find(window, piece);
+            let read = found.map_or(window.len(), |i| i + piece.len());
+            if !sink.spend(read as u64 + 1) {
                 return false;
             }
-            let Some(i) = memchr::memmem::find(window, piece) else {
+            let Some(i) = found else {
                 return false;
             };
             pos += i + piece.len();
