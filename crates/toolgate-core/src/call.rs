@@ -11,6 +11,7 @@
 
 use crate::error::IntakeError;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The arguments of a call or a subject: the JSON text, what a decision reads
@@ -50,6 +51,16 @@ impl Args {
         Args {
             raw: std::sync::OnceLock::from(Arc::from(text)),
             read: crate::json::scan_members(text).map_err(|e| e.to_string()),
+            value: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Arguments whose text was read already, by either of the call's
+    /// readers.
+    fn read(raw: &str, members: crate::json::Members) -> Args {
+        Args {
+            raw: std::sync::OnceLock::from(Arc::from(raw)),
+            read: Ok(members),
             value: std::sync::OnceLock::new(),
         }
     }
@@ -271,6 +282,19 @@ impl Call {
     /// A message naming what is missing or malformed. A caller on the
     /// decision side answers such a line with a deny.
     pub fn from_json(line: &str) -> Result<Call, IntakeError> {
+        match quick_members(line) {
+            Some(members) => Call::assemble(members).map_err(IntakeError::from),
+            None => Call::from_json_by_serde(line),
+        }
+    }
+
+    /// [`Call::from_json`] through serde alone, without the one-pass reader
+    /// it tries first: what that reader is held to in tests and fuzzing.
+    ///
+    /// # Errors
+    ///
+    /// As [`Call::from_json`].
+    pub fn from_json_by_serde(line: &str) -> Result<Call, IntakeError> {
         let mut de = serde_json::Deserializer::from_str(line);
         let members = serde::Deserializer::deserialize_any(&mut de, CallVisitor)
             .map_err(|e| e.to_string())?;
@@ -300,7 +324,7 @@ impl Call {
                         _ => Member::Other,
                     }
                 };
-                (k, member)
+                (Cow::Owned(k), member)
             })
             .collect();
         Call::assemble(members).map_err(IntakeError::from)
@@ -309,14 +333,14 @@ impl Call {
     /// A call from its members: toolgate's shape, or Claude Code's
     /// (`tool_name`, `tool_input`, `tool_use_id`, whose other members are
     /// ignored).
-    fn assemble(mut m: Vec<(String, Member)>) -> Result<Call, String> {
+    fn assemble(mut m: Vec<(Cow<'_, str>, Member)>) -> Result<Call, String> {
         let claude = m.iter().any(|(k, _)| k == "tool_name");
         let (tool_key, args_key, id_key) = if claude {
             ("tool_name", "tool_input", "tool_use_id")
         } else {
             ("tool", "args", "call_id")
         };
-        one_spelling(m.iter().map(|(k, _)| k.as_str()), tool_key, args_key)?;
+        one_spelling(m.iter().map(|(k, _)| k.as_ref()), tool_key, args_key)?;
         let mut take = |k: &str| {
             m.iter()
                 .position(|(n, _)| n == k)
@@ -557,8 +581,38 @@ pub fn tool_name_error(name: &str) -> Option<String> {
     ))
 }
 
+/// The members of a call line read in one pass ([`crate::json::quick`]),
+/// exactly as [`CallVisitor`] reads them; `None` when the line leaves the
+/// quick reader's subset, and the serde path reads it instead.
+pub(crate) fn quick_members(line: &str) -> Option<Vec<(Cow<'_, str>, Member)>> {
+    let mut r = crate::json::quick::Reader::new(line);
+    r.eat(b'{')?;
+    let mut out: Vec<(Cow<'_, str>, Member)> = Vec::with_capacity(4);
+    let mut more = r.first_member()?;
+    while more {
+        let k = r.key()?;
+        if out.iter().any(|(n, _)| n == k) {
+            return None;
+        }
+        let member = if k == "args" || k == "tool_input" {
+            let (raw, members) = r.members(2)?;
+            Member::Args(Args::read(raw, members))
+        } else if r.at_string()? {
+            Member::Str(r.string()?.into_owned())
+        } else if r.null()? {
+            Member::Null
+        } else {
+            r.skip(2)?;
+            Member::Other
+        };
+        out.push((Cow::Borrowed(k), member));
+        more = r.next_member()?;
+    }
+    r.at_end().then_some(out)
+}
+
 /// A member of a call object, as the call's reader keeps it.
-enum Member {
+pub(crate) enum Member {
     Str(String),
     Null,
     Args(Args),
@@ -571,29 +625,27 @@ enum Member {
 struct CallVisitor;
 
 impl<'de> serde::de::Visitor<'de> for CallVisitor {
-    type Value = Option<Vec<(String, Member)>>;
+    type Value = Option<Vec<(Cow<'de, str>, Member)>>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a call object")
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out: Vec<(String, Member)> = Vec::new();
+        let mut out: Vec<(Cow<'de, str>, Member)> = Vec::new();
         while let Some(k) = map.next_key::<String>()? {
             if out.iter().any(|(n, _)| *n == k) {
                 return Err(serde::de::Error::custom(format!("duplicate key `{k}`")));
             }
             let member = if k == "args" || k == "tool_input" {
                 let raw: &serde_json::value::RawValue = map.next_value()?;
-                let args = Args::from_json(raw.get());
-                if let Some(e) = args.error() {
-                    return Err(serde::de::Error::custom(e));
-                }
-                Member::Args(args)
+                let read = crate::json::scan_members_by_serde(raw.get())
+                    .map_err(serde::de::Error::custom)?;
+                Member::Args(Args::read(raw.get(), read))
             } else {
                 map.next_value::<StrOrOther>()?.0
             };
-            out.push((k, member));
+            out.push((Cow::Owned(k), member));
         }
         Ok(Some(out))
     }
@@ -637,7 +689,7 @@ impl<'de> serde::Deserialize<'de> for StrOrOther {
         if text == "null" {
             return Ok(StrOrOther(Member::Null));
         }
-        crate::json::scan_members(text).map_err(serde::de::Error::custom)?;
+        crate::json::scan_members_by_serde(text).map_err(serde::de::Error::custom)?;
         Ok(StrOrOther(Member::Other))
     }
 }

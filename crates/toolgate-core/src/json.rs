@@ -11,7 +11,12 @@
 //! but a host that hands the string to a C API ends it there, so the engine
 //! and the tool would read different values. [`find_nul`] finds one in a
 //! value already read, for the readers of requests and documents.
+//!
+//! Texts of the common shape are read by [`quick`] in one pass without
+//! serde; it gives up on anything else, and the serde path here decides.
 //! Depends on nothing else in the crate.
+
+pub(crate) mod quick;
 
 use crate::error::JsonError;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -382,6 +387,19 @@ pub struct Members {
 /// assert!(scan_members(r#"{"o": {"a": 1, "a": 2}}"#).is_err());
 /// ```
 pub fn scan_members(text: &str) -> Result<Members, JsonError> {
+    match quick::scan_members(text) {
+        Some(m) => Ok(m),
+        None => scan_members_by_serde(text),
+    }
+}
+
+/// [`scan_members`] through serde alone, without the one-pass reader it
+/// tries first: what that reader is held to in tests and fuzzing.
+///
+/// # Errors
+///
+/// As [`parse_strict`].
+pub fn scan_members_by_serde(text: &str) -> Result<Members, JsonError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let m = de.deserialize_any(TopVisitor).map_err(|e| e.to_string())?;
     de.end().map_err(|e| e.to_string())?;
