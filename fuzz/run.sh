@@ -42,7 +42,7 @@ main() {
   if [ -n "${FUZZ_TARGETS:-}" ]; then
     read -r -a targets <<<"$FUZZ_TARGETS"
   else
-    targets=(parse matchers decide policy_json artifact artifact_semantic hook rubric rubric_scan shell authensor reach strategies claude_kinds guards serve_intake state)
+    targets=(parse matchers decide policy_json artifact artifact_semantic hook rubric rubric_scan shell authensor reach strategies claude_kinds guards serve_intake state intake)
   fi
 
   if command -v python3 >/dev/null 2>&1; then

@@ -238,6 +238,21 @@ def main():
         put("shell", b"z:" + bytes(rng.getrandbits(8) for _ in range(8)))
     authensor(random.Random(0x61757468))
     serve_intake()
+    # The intake target: a shape byte (0 arguments, 1 a call line, 2
+    # arguments inside a call), then the text: the example calls and their
+    # arguments, and texts at the one-pass reader's edges.
+    for line in open(os.path.join(ROOT, "examples", "calls.jsonl"), encoding="utf-8"):
+        line = line.strip()
+        if line:
+            put("intake", b"\x01" + line.encode("utf-8"))
+            call = json.loads(line)
+            args = call.get("args") if isinstance(call, dict) else None
+            if args is not None:
+                put("intake", b"\x00" + json.dumps(args).encode("utf-8"))
+    for t in ['{"a":"\\ud83d\\ude00","b":[1,-0,12.5,{"c":null}]}', '{"a":1,"a":2}',
+              '{"o":{"k":true,"k":false}}', '{"a":"\\ud800"}', '{"a":"x\\u0000"}',
+              '{"a":1e5}', '{"a":01}', '{"a\\u0041":1}', '"s"', '[]', '{"a":1,}']:
+        put("intake", b"\x02" + t.encode("utf-8"))
     srng = random.Random(0x73747261)
     for _ in range(64):
         n = srng.choice([64, 128, 256, 512])
