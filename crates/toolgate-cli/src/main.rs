@@ -1867,7 +1867,7 @@ fn read_line(
             return Ok(seen.then_some(over));
         }
         seen = true;
-        let newline = buf.iter().position(|&b| b == b'\n');
+        let newline = memchr::memchr(b'\n', buf);
         let chunk = buf.get(..newline.unwrap_or(buf.len())).unwrap_or_default();
         if !over {
             if line.len() + chunk.len() > max {
