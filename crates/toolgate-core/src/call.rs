@@ -27,7 +27,10 @@ pub struct Args {
     /// writing them costs more than deciding on them).
     raw: std::sync::OnceLock<Arc<str>>,
     read: Result<crate::json::Members, String>,
-    value: std::sync::OnceLock<Option<Value>>,
+    /// Boxed: most calls never build it, and a `Call` is moved several
+    /// times on its way through intake (without the box, the value's
+    /// room doubled the size of every `Args`).
+    value: std::sync::OnceLock<Option<Box<Value>>>,
 }
 
 impl PartialEq for Args {
@@ -118,7 +121,7 @@ impl Args {
         Args {
             raw: std::sync::OnceLock::new(),
             read: Ok(members),
-            value: std::sync::OnceLock::from(Some(value)),
+            value: std::sync::OnceLock::from(Some(Box::new(value))),
         }
     }
 
@@ -135,7 +138,7 @@ impl Args {
         // Every constructor sets the text or the value, so this writes the
         // value's text, never an empty one.
         self.raw.get_or_init(|| {
-            let value = self.value.get().and_then(Option::as_ref);
+            let value = self.value.get().and_then(Option::as_deref);
             Arc::from(value.map(Value::to_string).unwrap_or_default())
         })
     }
@@ -150,7 +153,7 @@ impl Args {
                     .ok()
                     .and_then(|_| serde_json::from_str(self.raw()).ok())
             })
-            .as_ref()
+            .as_deref()
     }
 
     /// Why the arguments could not be read, when they could not.
@@ -236,9 +239,14 @@ pub struct Call {
 impl Call {
     /// A call of `tool` with JSON arguments `args` (see [`Args::from_json`]).
     pub fn new(tool: impl Into<String>, args: &str) -> Call {
+        Call::new_with(tool.into(), Args::from_json(args))
+    }
+
+    /// A call of `tool` with arguments already read, and nothing else.
+    fn new_with(tool: String, args: Args) -> Call {
         Call {
-            tool: tool.into(),
-            args: Args::from_json(args),
+            tool,
+            args,
             run_id: String::new(),
             call_id: String::new(),
             confined: None,
@@ -341,12 +349,8 @@ impl Call {
             ("tool", "args", "call_id")
         };
         one_spelling(m.iter().map(|(k, _)| k.as_ref()), tool_key, args_key)?;
-        let mut take = |k: &str| {
-            m.iter()
-                .position(|(n, _)| n == k)
-                .map(|i| m.swap_remove(i).1)
-        };
-        let tool = match take(tool_key) {
+
+        let tool = match take(&mut m, tool_key) {
             Some(Member::Str(s)) => match tool_name_error(&s) {
                 Some(e) => return Err(e),
                 None => s,
@@ -354,25 +358,30 @@ impl Call {
             Some(_) => return Err(format!("`{tool_key}` must be a string")),
             None => return Err(format!("the call has no `{tool_key}`")),
         };
-        let args = match take(args_key) {
+        let args = match take(&mut m, args_key) {
             Some(Member::Args(a)) => a,
             Some(Member::Str(s)) => Args::from_value(Value::String(s)),
             Some(Member::Null) => Args::from_value(Value::Null),
             Some(Member::Other) => return Err(format!("`{args_key}` could not be read")),
             None => Args::from_value(Value::Object(serde_json::Map::new())),
         };
+        let mut call = Call::new_with(tool, args);
+        // Most calls hold their tool and arguments alone.
+        if m.is_empty() {
+            return Ok(call);
+        }
         let mut text = |k: &str| -> Result<Option<String>, String> {
-            match take(k) {
+            match take(&mut m, k) {
                 None | Some(Member::Null) => Ok(None),
                 Some(Member::Str(s)) => Ok(Some(s)),
                 Some(_) => Err(format!("`{k}` must be a string")),
             }
         };
-        let call_id = text(id_key)?.unwrap_or_default();
-        let run_id = text("run_id")?.unwrap_or_default();
-        let confined = text("confined")?;
-        let scope = text("scope")?;
-        let cwd = text("cwd")?;
+        call.call_id = text(id_key)?.unwrap_or_default();
+        call.run_id = text("run_id")?.unwrap_or_default();
+        call.confined = text("confined")?;
+        call.scope = text("scope")?;
+        call.cwd = text("cwd")?;
         if !claude {
             if let Some((k, _)) = m.first() {
                 return Err(format!(
@@ -380,15 +389,7 @@ impl Call {
                 ));
             }
         }
-        Ok(Call {
-            tool,
-            args,
-            run_id,
-            call_id,
-            confined,
-            scope,
-            cwd,
-        })
+        Ok(call)
     }
 }
 
@@ -579,6 +580,12 @@ pub fn tool_name_error(name: &str) -> Option<String> {
         crate::json::shown(name),
         u32::from(c)
     ))
+}
+
+/// Takes the member `k` out of a call's members.
+fn take(m: &mut Vec<(Cow<'_, str>, Member)>, k: &str) -> Option<Member> {
+    let i = m.iter().position(|(n, _)| n == k)?;
+    Some(m.swap_remove(i).1)
 }
 
 /// The members of a call line read in one pass ([`crate::json::quick`]),
