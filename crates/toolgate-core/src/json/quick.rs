@@ -49,10 +49,35 @@ static STOP: [bool; 256] = {
 /// The length of the run of plain string bytes at the start of `bytes`
 /// (all of it when nothing stops the run).
 fn plain_run(bytes: &[u8]) -> usize {
-    bytes
+    // Eight bytes at a time while none of them stops the run; the table
+    // finds the exact byte in the word that does, and reads the tail.
+    let mut at = 0;
+    for word in bytes.chunks_exact(8) {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or([b'"'; 8]));
+        if may_stop(w) {
+            break;
+        }
+        at += 8;
+    }
+    let rest = bytes.get(at..).unwrap_or_default();
+    at + rest
         .iter()
         .position(|&b| STOP.get(usize::from(b)).copied().unwrap_or(true))
-        .unwrap_or(bytes.len())
+        .unwrap_or(rest.len())
+}
+
+/// Whether a byte of `w` may be one of [`STOP`]: a `"`, a `\` or a byte
+/// below 0x20. The test is exact for the lowest such byte and may flag
+/// bytes above it (a borrow carries), so a `false` is certain and a
+/// `true` is settled byte by byte.
+fn may_stop(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let quote = zero(w ^ (ONES * u64::from(b'"')));
+    let backslash = zero(w ^ (ONES * u64::from(b'\\')));
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    quote | backslash | control != 0
 }
 
 /// A cursor over a JSON text. Every method returns `None` when the text
@@ -459,6 +484,24 @@ mod tests {
             assert_eq!(scan_members(t), None, "{t} is outside the subset");
             let line = format!(r#"{{"tool":"bash","args":{t}}}"#);
             assert_eq!(call_by_either(&line), call_by_serde(&line), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_run_ends_at_its_first_stop_byte_wherever_it_falls_in_a_word() {
+        let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        for len in 0..40 {
+            for at in 0..=len {
+                for stop in [b'"', b'\\', 0x00, 0x1f] {
+                    // Plain bytes around the stop that sit next to the
+                    // stops' values, and a multi-byte character.
+                    let mut b: Vec<u8> = "!#[]\u{20}~é".bytes().cycle().take(len).collect();
+                    if at < len {
+                        b[at] = stop;
+                    }
+                    assert_eq!(plain_run(&b), naive(&b).unwrap_or(len), "{b:?}");
+                }
+            }
         }
     }
 
