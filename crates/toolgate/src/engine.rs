@@ -1149,9 +1149,11 @@ pub(crate) fn rule_ref(p: &Program<'_>, id: u32) -> RuleRef {
 /// The reason a rule gives: `lead` then the rule's form as a reason cites
 /// it, `R`, or `R: note` when the note may be read to the model. Written
 /// into one string, as every decision that names a rule builds one.
-fn cited(p: &Program<'_>, id: u32, lead: &str) -> String {
-    let text = p.rule_text(id);
-    let note = p.rule_note(id).filter(|_| p.rule_cites_note(id));
+/// The rule's strings come from its `RuleRef`, already read out of the
+/// tables (each read checks its bytes are UTF-8 again).
+fn cited(p: &Program<'_>, id: u32, rule: &RuleRef, lead: &str) -> String {
+    let text = rule.text.as_str();
+    let note = (p.rule_has_note(id) && p.rule_cites_note(id)).then_some(rule.note.as_str());
     let mut reason =
         String::with_capacity(lead.len() + text.len() + note.map_or(0, |n| n.len() + 2));
     reason.push_str(lead);
@@ -1178,8 +1180,9 @@ fn render(comps: &[Component<'_, '_>], call: &Call, r: &CallResult) -> Verdict {
                     Decision::Ask => "approval required by ",
                     Decision::Allow => "allowed by ",
                 };
-                v.reason = cited(c.prog, *id, lead);
-                v.rule = Some(rule_ref(c.prog, *id));
+                let rule = rule_ref(c.prog, *id);
+                v.reason = cited(c.prog, *id, &rule, lead);
+                v.rule = Some(rule);
             }
         }
         Basis::Confined { comp, id } => {

@@ -299,6 +299,11 @@ impl<'a> Program<'a> {
             .then(|| self.ws(at.wrapping_add(R_NOTE)))
     }
 
+    /// Whether the rule has a note, without reading it.
+    pub fn rule_has_note(&self, id: u32) -> bool {
+        self.w(self.rule_at(id).wrapping_add(R_FLAGS)) & F_HAS_NOTE != 0
+    }
+
     pub fn rule_cites_note(&self, id: u32) -> bool {
         self.w(self.rule_at(id).wrapping_add(R_FLAGS)) & F_CITE_NOTE != 0
     }
