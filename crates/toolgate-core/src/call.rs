@@ -109,13 +109,13 @@ impl Args {
     /// [`Args::from_value`].
     pub fn canonical(value: Value) -> Args {
         let members = match &value {
-            Value::Object(m) => crate::json::Members {
-                object: true,
-                members: m
-                    .iter()
-                    .map(|(k, v)| (k.as_str().into(), v.as_str().map(Into::into)))
-                    .collect(),
-            },
+            Value::Object(m) => {
+                let mut members = crate::json::Members::object();
+                for (k, v) in m {
+                    members.push(k, v.as_str());
+                }
+                members
+            }
             _ => crate::json::Members::default(),
         };
         Args {
@@ -172,10 +172,9 @@ impl Args {
     /// [`Args::str_member`] with the member's name as bytes.
     pub fn str_member_bytes(&self, field: &[u8]) -> Option<&str> {
         let read = self.read.as_ref().ok()?;
-        read.members
-            .iter()
+        read.iter()
             .find(|(k, _)| k.as_bytes() == field)
-            .and_then(|(_, v)| v.as_deref())
+            .and_then(|(_, v)| v)
     }
 }
 
@@ -290,8 +289,11 @@ impl Call {
     /// A message naming what is missing or malformed. A caller on the
     /// decision side answers such a line with a deny.
     pub fn from_json(line: &str) -> Result<Call, IntakeError> {
-        match quick_members(line) {
-            Some(members) => Call::assemble(members).map_err(IntakeError::from),
+        let mut slots: [Slot<'_>; QUICK_MEMBERS] = Default::default();
+        match quick_members(line, &mut slots) {
+            Some(n) => {
+                Call::assemble(slots.get_mut(..n).unwrap_or_default()).map_err(IntakeError::from)
+            }
             None => Call::from_json_by_serde(line),
         }
     }
@@ -307,8 +309,9 @@ impl Call {
         let members = serde::Deserializer::deserialize_any(&mut de, CallVisitor)
             .map_err(|e| e.to_string())?;
         de.end().map_err(|e| e.to_string())?;
-        Call::assemble(members.ok_or("a call must be a JSON object with `tool` and `args`")?)
-            .map_err(IntakeError::from)
+        let members = members.ok_or("a call must be a JSON object with `tool` and `args`")?;
+        let mut slots: Vec<Slot<'_>> = members.into_iter().map(Some).collect();
+        Call::assemble(&mut slots).map_err(IntakeError::from)
     }
 
     /// Reads a call object already parsed (see [`Call::from_json`]).
@@ -320,7 +323,7 @@ impl Call {
         let Value::Object(m) = v else {
             return Err("a call must be a JSON object with `tool` and `args`".into());
         };
-        let members = m
+        let mut members = m
             .into_iter()
             .map(|(k, v)| {
                 let member = if k == "args" || k == "tool_input" {
@@ -332,25 +335,29 @@ impl Call {
                         _ => Member::Other,
                     }
                 };
-                (Cow::Owned(k), member)
+                Some((Cow::Owned(k), member))
             })
-            .collect();
-        Call::assemble(members).map_err(IntakeError::from)
+            .collect::<Vec<Slot<'_>>>();
+        Call::assemble(&mut members).map_err(IntakeError::from)
     }
 
     /// A call from its members: toolgate's shape, or Claude Code's
     /// (`tool_name`, `tool_input`, `tool_use_id`, whose other members are
     /// ignored).
-    fn assemble(mut m: Vec<(Cow<'_, str>, Member)>) -> Result<Call, String> {
-        let claude = m.iter().any(|(k, _)| k == "tool_name");
+    fn assemble(m: &mut [Slot<'_>]) -> Result<Call, String> {
+        let claude = m.iter().flatten().any(|(k, _)| k == "tool_name");
         let (tool_key, args_key, id_key) = if claude {
             ("tool_name", "tool_input", "tool_use_id")
         } else {
             ("tool", "args", "call_id")
         };
-        one_spelling(m.iter().map(|(k, _)| k.as_ref()), tool_key, args_key)?;
+        one_spelling(
+            m.iter().flatten().map(|(k, _)| k.as_ref()),
+            tool_key,
+            args_key,
+        )?;
 
-        let tool = match take(&mut m, tool_key) {
+        let tool = match take(m, tool_key) {
             Some(Member::Str(s)) => match tool_name_error(&s) {
                 Some(e) => return Err(e),
                 None => s,
@@ -358,7 +365,7 @@ impl Call {
             Some(_) => return Err(format!("`{tool_key}` must be a string")),
             None => return Err(format!("the call has no `{tool_key}`")),
         };
-        let args = match take(&mut m, args_key) {
+        let args = match take(m, args_key) {
             Some(Member::Args(a)) => a,
             Some(Member::Str(s)) => Args::from_value(Value::String(s)),
             Some(Member::Null) => Args::from_value(Value::Null),
@@ -367,11 +374,11 @@ impl Call {
         };
         let mut call = Call::new_with(tool, args);
         // Most calls hold their tool and arguments alone.
-        if m.is_empty() {
+        if m.iter().all(Option::is_none) {
             return Ok(call);
         }
         let mut text = |k: &str| -> Result<Option<String>, String> {
-            match take(&mut m, k) {
+            match take(m, k) {
                 None | Some(Member::Null) => Ok(None),
                 Some(Member::Str(s)) => Ok(Some(s)),
                 Some(_) => Err(format!("`{k}` must be a string")),
@@ -383,7 +390,7 @@ impl Call {
         call.scope = text("scope")?;
         call.cwd = text("cwd")?;
         if !claude {
-            if let Some((k, _)) = m.first() {
+            if let Some((k, _)) = m.iter().flatten().next() {
                 return Err(format!(
                     "unknown member `{k}` in a call; a call has `tool`, `args`, `run_id`, `call_id`, `confined`, `scope` and `cwd`"
                 ));
@@ -582,23 +589,35 @@ pub fn tool_name_error(name: &str) -> Option<String> {
     ))
 }
 
+/// A member of a call, until [`Call::assemble`] takes it.
+type Slot<'k> = Option<(Cow<'k, str>, Member)>;
+
+/// The most members a call line read in one pass may hold (its slots live
+/// on the stack); a line with more is read through serde.
+const QUICK_MEMBERS: usize = 8;
+
 /// Takes the member `k` out of a call's members.
-fn take(m: &mut Vec<(Cow<'_, str>, Member)>, k: &str) -> Option<Member> {
-    let i = m.iter().position(|(n, _)| n == k)?;
-    Some(m.swap_remove(i).1)
+fn take(m: &mut [Slot<'_>], k: &str) -> Option<Member> {
+    let slot = m
+        .iter_mut()
+        .find(|s| s.as_ref().is_some_and(|(n, _)| n == k))?;
+    slot.take().map(|(_, member)| member)
 }
 
 /// The members of a call line read in one pass ([`crate::json::quick`]),
 /// exactly as [`CallVisitor`] reads them; `None` when the line leaves the
 /// quick reader's subset, and the serde path reads it instead.
-pub(crate) fn quick_members(line: &str) -> Option<Vec<(Cow<'_, str>, Member)>> {
+pub(crate) fn quick_members<'l>(
+    line: &'l str,
+    out: &mut [Slot<'l>; QUICK_MEMBERS],
+) -> Option<usize> {
     let mut r = crate::json::quick::Reader::new(line);
     r.eat(b'{')?;
-    let mut out: Vec<(Cow<'_, str>, Member)> = Vec::with_capacity(4);
+    let mut n = 0;
     let mut more = r.first_member()?;
     while more {
         let k = r.key()?;
-        if out.iter().any(|(n, _)| n == k) {
+        if out.iter().flatten().any(|(name, _)| name == k) {
             return None;
         }
         let member = if k == "args" || k == "tool_input" {
@@ -612,10 +631,11 @@ pub(crate) fn quick_members(line: &str) -> Option<Vec<(Cow<'_, str>, Member)>> {
             r.skip(2)?;
             Member::Other
         };
-        out.push((Cow::Borrowed(k), member));
+        *out.get_mut(n)? = Some((Cow::Borrowed(k), member));
+        n += 1;
         more = r.next_member()?;
     }
-    r.at_end().then_some(out)
+    r.at_end().then_some(n)
 }
 
 /// A member of a call object, as the call's reader keeps it.

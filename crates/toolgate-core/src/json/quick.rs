@@ -339,30 +339,27 @@ impl<'t> Reader<'t> {
         }
         let start = self.at;
         self.at += 1;
-        let mut members: Vec<(Box<str>, Option<Box<str>>)> = Vec::new();
+        // Names and values decoded are never longer than the text left,
+        // and a call's arguments are mostly a few short members: room for
+        // them up front, so the buffers do not grow member by member.
+        let left = self.text.len().saturating_sub(self.at);
+        let mut members = Members::with_capacity(4, left.min(4096));
         let mut more = self.first_member()?;
         while more {
             let k = self.key()?;
-            if members.len() >= MAX_KEYS || members.iter().any(|(n, _)| **n == *k) {
+            if members.len() >= MAX_KEYS || members.iter().any(|(n, _)| n == k) {
                 return None;
             }
-            let value = if self.at_string()? {
-                Some(self.string()?.into())
+            if self.at_string()? {
+                members.push(k, Some(&self.string()?));
             } else {
                 self.skip(depth + 1)?;
-                None
-            };
-            members.push((k.into(), value));
+                members.push(k, None);
+            }
             more = self.next_member()?;
         }
         let raw = self.text.get(start..self.at)?;
-        Some((
-            raw,
-            Members {
-                object: true,
-                members,
-            },
-        ))
+        Some((raw, members))
     }
 }
 
@@ -431,7 +428,7 @@ mod tests {
 
     /// Whether the call reader takes `line` without the serde path.
     fn quick_call(line: &str) -> bool {
-        crate::call::quick_members(line).is_some()
+        crate::call::quick_members(line, &mut Default::default()).is_some()
     }
 
     #[test]
