@@ -831,6 +831,19 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_member_is_named_in_the_order_the_line_gives_it() {
+        for line in [
+            r#"{"tool":"bash","args":{},"zeta":1,"alpha":2}"#,
+            r#"{"zeta":1,"tool":"bash","alpha":2,"args":{}}"#,
+        ] {
+            for read in [Call::from_json, Call::from_json_by_serde] {
+                let e = read(line).map(|_| ()).unwrap_err().to_string();
+                assert!(e.contains("unknown member `zeta`"), "{line}: {e}");
+            }
+        }
+    }
+
+    #[test]
     fn a_call_naming_its_tool_or_arguments_twice_is_refused() {
         // The issue's call: decided on `tool_name`, run on `tool`.
         let line = r#"{"tool":"bash","args":{"command":"rm -rf /"},"tool_name":"read","tool_input":{"path":"/tmp/x"}}"#;
