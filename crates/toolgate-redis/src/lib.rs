@@ -203,6 +203,12 @@ fn split_grant_field(f: &[u8]) -> Option<(String, String)> {
     Some((scope.to_string(), source.to_string()))
 }
 
+/// A grant field's name as a message shows it: its text (bytes that are
+/// not UTF-8 replaced), control characters escaped, at most 200 characters.
+fn shown_field(f: &[u8]) -> String {
+    toolgate::json::shown(&String::from_utf8_lossy(f))
+}
+
 // The scripts. `ttl` 0 means no expiry. Each touches only the keys it is
 // given (and, for `runs`, keys named from its prefix argument).
 
@@ -517,11 +523,32 @@ impl Store for RedisStore {
         let mut it = flat.into_iter();
         while let (Some(f), Some(r)) = (it.next(), it.next()) {
             let (scope, source) = split_grant_field(&f).ok_or_else(|| {
-                StoreError::Corrupt("a grant's field is not `LEN:SCOPESOURCE`".into())
+                StoreError::Corrupt(format!(
+                    "the grant record named `{}`, a name that is not `LEN:SCOPESOURCE`: discard the unreadable grant records to remove it",
+                    shown_field(&f)
+                ))
             })?;
             out.push((scope, source, r));
         }
         out.sort();
+        Ok(out)
+    }
+
+    fn discard_unnamed_grants(&self, ns: &Namespace) -> Result<Vec<String>, StoreError> {
+        let k = format!("{}grants", prefix(ns));
+        let flat: Vec<Vec<u8>> = self.with(|c| redis::cmd("HGETALL").arg(&k).query(c))?;
+        let mut out = Vec::new();
+        let mut it = flat.into_iter();
+        while let (Some(f), Some(r)) = (it.next(), it.next()) {
+            if split_grant_field(&f).is_some() {
+                continue;
+            }
+            let n: i64 =
+                self.with(|c| scripts().remove_grant_if.key(&k).arg(&f).arg(&r).invoke(c))?;
+            if n > 0 {
+                out.push(shown_field(&f));
+            }
+        }
         Ok(out)
     }
 

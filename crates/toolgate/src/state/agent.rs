@@ -1234,8 +1234,11 @@ impl Supervisor {
     }
 
     /// Removes every grant record this version cannot read, grant sets and
-    /// "always allow" grants alike, and says which: the repair for a store
-    /// whose damaged record denies every call (`spec/policy.md` §14.6).
+    /// "always allow" grants alike, and records kept under a name the store
+    /// cannot read as a scope and a source (a shared store another writer
+    /// touched; [`Discarded::source`] is then that name), and says which:
+    /// the repair for a store whose damaged record denies every call
+    /// (`spec/policy.md` §14.6).
     /// Each removal is an atomic compare-and-remove, so a record another
     /// replica rewrote in the meantime stays; each is reported to the
     /// observers as a revocation. Records that can be read are untouched.
@@ -1261,6 +1264,22 @@ impl Supervisor {
     /// The store's error; what was removed before it stays removed.
     pub fn discard_unreadable(&self) -> Result<Vec<Discarded>, StateError> {
         let mut out = Vec::new();
+        // Records under names the store cannot split into a scope and a
+        // source go first: until they do, the listing below fails.
+        for name in self.store.discard_unnamed_grants(&self.ns)? {
+            let why =
+                format!("the grant record named `{name}`, a name that is not a scope and a source");
+            self.emit(vec![grant_event_kind(
+                EventKind::Revoke,
+                Verdict::new(Decision::Deny, format!("discarded {why}")),
+            )]);
+            out.push(Discarded {
+                scope: None,
+                source: name,
+                always: false,
+                why,
+            });
+        }
         for (scope, source, bytes) in self.store.grants(&self.ns)? {
             let always = scope == ALWAYS;
             let unreadable = if always {
@@ -1338,7 +1357,8 @@ impl Supervisor {
 pub struct Discarded {
     /// The scope of a grant set (`None`: unscoped, or an "always allow").
     pub scope: Option<String>,
-    /// The source of a grant set (empty for an "always allow").
+    /// The source of a grant set (empty for an "always allow"), or the
+    /// name of a record whose name is not a scope and a source.
     pub source: String,
     /// Whether it was an "always allow" grant rather than a grant set.
     pub always: bool,

@@ -141,6 +141,16 @@ pub trait Store: Send + Sync {
     /// then source.
     fn grants(&self, ns: &Namespace) -> Result<Vec<(String, String, Vec<u8>)>, StoreError>;
 
+    /// Drop every grant record kept under a name this store cannot read
+    /// back as a scope and a source (so [`Store::grants`] fails on it),
+    /// each only while it still holds what was read with it; the names
+    /// dropped, as text. A store that keys grants by scope and source
+    /// itself, as the memory store does, has none to drop.
+    fn discard_unnamed_grants(&self, ns: &Namespace) -> Result<Vec<String>, StoreError> {
+        let _ = ns;
+        Ok(Vec::new())
+    }
+
     /// Append one review's outcome (`true`: a refusal) to the reviewer
     /// history under `key` and return the last `window` outcomes, oldest
     /// first, the new one included.
