@@ -94,8 +94,14 @@ fn formatting_is_a_fixed_point_and_never_changes_a_decision() {
             }
         }
     }
+    // agentpolicy's corpus sits beside the checkout, not in it: a clone
+    // elsewhere runs toolgate's own cases alone (55 policies, 62 calls).
+    let shared = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("../shared/conformance/agentpolicy/testdata/policy")
+        .exists();
+    let (at_least_policies, at_least_calls) = if shared { (60, 70) } else { (50, 55) };
     assert!(
-        policies > 60 && calls > 70,
+        policies > at_least_policies && calls > at_least_calls,
         "{policies} policies, {calls} calls"
     );
 }
