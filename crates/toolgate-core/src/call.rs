@@ -356,7 +356,6 @@ impl Call {
             tool_key,
             args_key,
         )?;
-
         let tool = match take(m, tool_key) {
             Some(Member::Str(s)) => match tool_name_error(&s) {
                 Some(e) => return Err(e),
@@ -614,9 +613,7 @@ pub(crate) fn quick_members<'l>(
     let mut r = crate::json::quick::Reader::new(line);
     r.eat(b'{')?;
     let mut n = 0;
-    let mut more = r.first_member()?;
-    while more {
-        let k = r.key()?;
+    r.object(|r, k| {
         if out.iter().flatten().any(|(name, _)| name == k) {
             return None;
         }
@@ -633,8 +630,8 @@ pub(crate) fn quick_members<'l>(
         };
         *out.get_mut(n)? = Some((Cow::Borrowed(k), member));
         n += 1;
-        more = r.next_member()?;
-    }
+        Some(())
+    })?;
     r.at_end().then_some(n)
 }
 

@@ -674,7 +674,7 @@ impl<'de> Visitor<'de> for TopVisitor {
         let mut seen = Seen::new();
         let mut members = Members::object();
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-            let name: Box<str> = k.as_ref().into();
+            let name = k.clone();
             seen.insert::<A::Error>(k)?;
             let MemberValue(v) = map.next_value::<MemberValue>()?;
             if v.as_deref().is_some_and(|v| v.contains('\0')) {

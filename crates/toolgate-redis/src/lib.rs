@@ -385,6 +385,9 @@ fn pairs(flat: Vec<Vec<u8>>) -> Result<Vec<Pending>, StoreError> {
     Ok(out)
 }
 
+/// A field of a Redis hash and the record it holds, as bytes.
+type FieldRecord = (Vec<u8>, Vec<u8>);
+
 impl RedisStore {
     fn run_keys(ns: &Namespace, run: &str) -> [String; 3] {
         [
@@ -392,6 +395,18 @@ impl RedisStore {
             key(ns, "calls", run),
             format!("{}runs", prefix(ns)),
         ]
+    }
+
+    /// Every field of the grants hash `k` with its record, as Redis keeps
+    /// them.
+    fn grant_fields(&self, k: &str) -> Result<Vec<FieldRecord>, StoreError> {
+        let flat: Vec<Vec<u8>> = self.with(|c| redis::cmd("HGETALL").arg(k).query(c))?;
+        let mut pairs = Vec::with_capacity(flat.len() / 2);
+        let mut it = flat.into_iter();
+        while let (Some(f), Some(r)) = (it.next(), it.next()) {
+            pairs.push((f, r));
+        }
+        Ok(pairs)
     }
 }
 
@@ -517,11 +532,8 @@ impl Store for RedisStore {
     }
 
     fn grants(&self, ns: &Namespace) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
-        let k = format!("{}grants", prefix(ns));
-        let flat: Vec<Vec<u8>> = self.with(|c| redis::cmd("HGETALL").arg(k).query(c))?;
-        let mut out = Vec::with_capacity(flat.len() / 2);
-        let mut it = flat.into_iter();
-        while let (Some(f), Some(r)) = (it.next(), it.next()) {
+        let mut out = Vec::new();
+        for (f, r) in self.grant_fields(&format!("{}grants", prefix(ns)))? {
             let (scope, source) = split_grant_field(&f).ok_or_else(|| {
                 StoreError::Corrupt(format!(
                     "the grant record named `{}`, a name that is not `LEN:SCOPESOURCE`: discard the unreadable grant records to remove it",
@@ -536,10 +548,8 @@ impl Store for RedisStore {
 
     fn discard_unnamed_grants(&self, ns: &Namespace) -> Result<Vec<String>, StoreError> {
         let k = format!("{}grants", prefix(ns));
-        let flat: Vec<Vec<u8>> = self.with(|c| redis::cmd("HGETALL").arg(&k).query(c))?;
         let mut out = Vec::new();
-        let mut it = flat.into_iter();
-        while let (Some(f), Some(r)) = (it.next(), it.next()) {
+        for (f, r) in self.grant_fields(&k)? {
             if split_grant_field(&f).is_some() {
                 continue;
             }
