@@ -5,6 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use arc_swap::ArcSwapOption;
+
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -22,14 +24,20 @@ use crate::loaded::{Decider, Loaded};
 /// pending calls outlive a reload).
 pub(crate) struct StateHub {
     store: Arc<dyn Store>,
-    sup: Mutex<Option<(String, Arc<Supervisor>)>>,
+    /// The supervisor and the revision it was built for, read on every
+    /// decision without a lock: a mutex here was taken by every request on
+    /// every worker.
+    sup: ArcSwapOption<(String, Arc<Supervisor>)>,
+    /// Held while a supervisor is built, so that a reload builds one.
+    building: Mutex<()>,
 }
 
 impl StateHub {
     pub(crate) fn new(store: Arc<dyn Store>) -> StateHub {
         StateHub {
             store,
-            sup: Mutex::new(None),
+            sup: ArcSwapOption::empty(),
+            building: Mutex::new(()),
         }
     }
 
@@ -38,11 +46,19 @@ impl StateHub {
         let Decider::Rules(engine) = &loaded.decider else {
             return None;
         };
-        let mut slot = self.sup.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((rev, s)) = slot.as_ref() {
-            if *rev == loaded.revision {
-                return Some(Arc::clone(s));
-            }
+        let current = |rev: &str| {
+            self.sup
+                .load()
+                .as_ref()
+                .filter(|slot| slot.0 == rev)
+                .map(|slot| Arc::clone(&slot.1))
+        };
+        if let Some(s) = current(&loaded.revision) {
+            return Some(s);
+        }
+        let _building = self.building.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = current(&loaded.revision) {
+            return Some(s);
         }
         let mut s = Supervisor::new(
             Arc::new(engine.clone()),
@@ -53,7 +69,8 @@ impl StateHub {
             s = s.with_hook(guards_hook(Arc::clone(g)));
         }
         let s = Arc::new(s);
-        *slot = Some((loaded.revision.clone(), Arc::clone(&s)));
+        self.sup
+            .store(Some(Arc::new((loaded.revision.clone(), Arc::clone(&s)))));
         Some(s)
     }
 }
