@@ -64,6 +64,10 @@ fn without_a_fault_the_decider_answers() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "faults are compiled into debug builds only"
+)]
 fn every_injected_fault_is_answered_with_a_deny() {
     for (fault, why) in [
         ("panic", "exit code 101"),
