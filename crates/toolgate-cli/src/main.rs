@@ -1695,8 +1695,11 @@ fn decide(
     intake: Intake,
     prep: &dyn Fn(Call) -> Call,
 ) -> ExitCode {
+    // One verdict for the whole stream: each call is rendered into the
+    // buffers the one before left, so its texts allocate nothing.
+    let mut scratch = Verdict::new(Decision::Deny, String::new());
     lines(calls, intake, |line, out| match line {
-        Ok(text) => decide_line(engine, text, intake.max_batch, prep, out),
+        Ok(text) => decide_line(engine, text, intake.max_batch, prep, &mut scratch, out),
         Err(why) => write_verdict(&unreadable(why), out),
     })
 }
@@ -1894,6 +1897,7 @@ fn decide_line(
     line: &str,
     max_batch: usize,
     prep: &dyn Fn(Call) -> Call,
+    scratch: &mut Verdict,
     out: &mut String,
 ) {
     // A call is read in one strict pass that builds no value; so is each
@@ -1901,7 +1905,10 @@ fn decide_line(
     // cap.
     if !line.trim_start().starts_with('[') {
         match Call::from_json(line).map(prep) {
-            Ok(call) => write_verdict(&engine.would(&call), out),
+            Ok(call) => {
+                engine.would_into(&call, scratch);
+                write_verdict(scratch, out);
+            }
             Err(e) => write_verdict(
                 &unreadable(&format!("the line is not a JSON call: {e}")),
                 out,

@@ -276,6 +276,9 @@ fn run_on(case: &Case, engine: &mut dyn Evaluator) -> (Ran, Vec<String>) {
             None => engine.revoke_scope(r.scope.as_deref()),
         });
     }
+    // One verdict every call is rendered into in turn, starting with every
+    // member set: a member `would_into` failed to overwrite would show.
+    let mut reused = stale_verdict();
     for (i, c) in case.calls.iter().enumerate() {
         let call = make_call(c, 1);
         let got = engine.decide_batch(std::slice::from_ref(&call));
@@ -287,6 +290,15 @@ fn run_on(case: &Case, engine: &mut dyn Evaluator) -> (Ran, Vec<String>) {
                 i + 1,
                 show(Some(&would)),
                 show(v.as_ref())
+            ));
+        }
+        engine.would_into(&call, &mut reused);
+        if reused != would {
+            own.push(format!(
+                "call {}: would_into {} differs from would {}",
+                i + 1,
+                show(Some(&reused)),
+                show(Some(&would))
             ));
         }
         ran.calls.push(v.unwrap_or(would));
@@ -304,6 +316,24 @@ fn run_on(case: &Case, engine: &mut dyn Evaluator) -> (Ran, Vec<String>) {
         ran.offer = engine.filter(&case.offer);
     }
     (ran, own)
+}
+
+/// A verdict with every member set to what no engine answers.
+fn stale_verdict() -> Verdict {
+    let mut v = Verdict::new(toolgate::Decision::Allow, "a stale reason");
+    v.rule = Some(toolgate::RuleRef {
+        text: "stale(rule)".into(),
+        source: "stale source".into(),
+        source_hash: "stale hash".into(),
+        note: "stale note".into(),
+    });
+    v.subject = "stale subject".into();
+    v.held = true;
+    v.confined = "stale sandbox".into();
+    v.by = "stale";
+    v.run_id = "stale run".into();
+    v.call_id = "stale call".into();
+    v
 }
 
 fn make_call(c: &super::case::CallStep, n: usize) -> Call {
