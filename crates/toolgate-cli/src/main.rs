@@ -1695,13 +1695,23 @@ fn decide(
     intake: Intake,
     prep: &dyn Fn(Call) -> Call,
 ) -> ExitCode {
-    // One verdict for the whole stream: each call is rendered into the
-    // buffers the one before left, so its texts allocate nothing.
-    let mut scratch = Verdict::new(Decision::Deny, String::new());
+    // Each call is read into the buffers of the call before it, and its
+    // verdict rendered into the verdict before it: a stream's texts
+    // allocate little once the buffers have grown.
+    let mut reuse = Reuse {
+        call: None,
+        verdict: Verdict::new(Decision::Deny, String::new()),
+    };
     lines(calls, intake, |line, out| match line {
-        Ok(text) => decide_line(engine, text, intake.max_batch, prep, &mut scratch, out),
+        Ok(text) => decide_line(engine, text, intake.max_batch, prep, &mut reuse, out),
         Err(why) => write_verdict(&unreadable(why), out),
     })
+}
+
+/// What one line of a stream leaves for the next to read and render into.
+struct Reuse {
+    call: Option<Call>,
+    verdict: Verdict,
 }
 
 /// The bounds of `decide`'s intake: the longest line it reads, and the most
@@ -1897,17 +1907,18 @@ fn decide_line(
     line: &str,
     max_batch: usize,
     prep: &dyn Fn(Call) -> Call,
-    scratch: &mut Verdict,
+    reuse: &mut Reuse,
     out: &mut String,
 ) {
     // A call is read in one strict pass that builds no value; so is each
     // call of a batch (a line holding an array), one at a time, up to the
     // cap.
     if !line.trim_start().starts_with('[') {
-        match Call::from_json(line).map(prep) {
+        match Call::from_json_reusing(line, reuse.call.take()).map(prep) {
             Ok(call) => {
-                engine.would_into(&call, scratch);
-                write_verdict(scratch, out);
+                engine.would_into(&call, &mut reuse.verdict);
+                write_verdict(&reuse.verdict, out);
+                reuse.call = Some(call);
             }
             Err(e) => write_verdict(
                 &unreadable(&format!("the line is not a JSON call: {e}")),

@@ -58,6 +58,12 @@ impl Args {
         }
     }
 
+    /// The members read from the arguments' text, their buffers handed on
+    /// for another call's reading; `None` when they could not be read.
+    pub(crate) fn into_members(self) -> Option<crate::json::Members> {
+        self.read.ok()
+    }
+
     /// Arguments whose text was read already, by either of the call's
     /// readers.
     fn read(raw: &str, members: crate::json::Members) -> Args {
@@ -289,11 +295,32 @@ impl Call {
     /// A message naming what is missing or malformed. A caller on the
     /// decision side answers such a line with a deny.
     pub fn from_json(line: &str) -> Result<Call, IntakeError> {
+        Call::from_json_reusing(line, None)
+    }
+
+    /// As [`Call::from_json`], reading into the buffers of `spare` (a call
+    /// read before and done with) where they fit: its tool name's, and its
+    /// arguments' members'. A stream of calls read one after another
+    /// allocates less for each.
+    ///
+    /// ```
+    /// use toolgate_core::call::Call;
+    /// let first = Call::from_json(r#"{"tool": "bash", "args": {"command": "ls"}}"#)?;
+    /// let line = r#"{"tool": "read", "args": {"path": "/etc/hosts"}}"#;
+    /// assert_eq!(Call::from_json_reusing(line, Some(first))?, Call::from_json(line)?);
+    /// # Ok::<(), toolgate_core::IntakeError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Call::from_json`].
+    pub fn from_json_reusing(line: &str, spare: Option<Call>) -> Result<Call, IntakeError> {
+        let (tool, members) =
+            spare.map_or((String::new(), None), |c| (c.tool, c.args.into_members()));
         let mut slots: [Slot<'_>; QUICK_MEMBERS] = Default::default();
-        match quick_members(line, &mut slots) {
-            Some(n) => {
-                Call::assemble(slots.get_mut(..n).unwrap_or_default()).map_err(IntakeError::from)
-            }
+        match quick_members(line, &mut slots, members) {
+            Some(n) => Call::assemble_into(slots.get_mut(..n).unwrap_or_default(), tool)
+                .map_err(IntakeError::from),
             None => Call::from_json_by_serde(line),
         }
     }
@@ -330,7 +357,7 @@ impl Call {
                     Member::Args(Args::from_value(v))
                 } else {
                     match v {
-                        Value::String(s) => Member::Str(s),
+                        Value::String(s) => Member::Str(Cow::Owned(s)),
                         Value::Null => Member::Null,
                         _ => Member::Other,
                     }
@@ -345,6 +372,12 @@ impl Call {
     /// (`tool_name`, `tool_input`, `tool_use_id`, whose other members are
     /// ignored).
     fn assemble(m: &mut [Slot<'_>]) -> Result<Call, String> {
+        Call::assemble_into(m, String::new())
+    }
+
+    /// As [`Call::assemble`], the tool's name written into `tool` when it
+    /// has room.
+    fn assemble_into(m: &mut [Slot<'_>], tool: String) -> Result<Call, String> {
         let claude = m.iter().flatten().any(|(k, _)| k == "tool_name");
         let (tool_key, args_key, id_key) = if claude {
             ("tool_name", "tool_input", "tool_use_id")
@@ -359,14 +392,20 @@ impl Call {
         let tool = match take(m, tool_key) {
             Some(Member::Str(s)) => match tool_name_error(&s) {
                 Some(e) => return Err(e),
-                None => s,
+                None if tool.capacity() >= s.len() => {
+                    let mut tool = tool;
+                    tool.clear();
+                    tool.push_str(&s);
+                    tool
+                }
+                None => s.into_owned(),
             },
             Some(_) => return Err(format!("`{tool_key}` must be a string")),
             None => return Err(format!("the call has no `{tool_key}`")),
         };
         let args = match take(m, args_key) {
             Some(Member::Args(a)) => a,
-            Some(Member::Str(s)) => Args::from_value(Value::String(s)),
+            Some(Member::Str(s)) => Args::from_value(Value::String(s.into_owned())),
             Some(Member::Null) => Args::from_value(Value::Null),
             Some(Member::Other) => return Err(format!("`{args_key}` could not be read")),
             None => Args::from_value(Value::Object(serde_json::Map::new())),
@@ -379,7 +418,7 @@ impl Call {
         let mut text = |k: &str| -> Result<Option<String>, String> {
             match take(m, k) {
                 None | Some(Member::Null) => Ok(None),
-                Some(Member::Str(s)) => Ok(Some(s)),
+                Some(Member::Str(s)) => Ok(Some(s.into_owned())),
                 Some(_) => Err(format!("`{k}` must be a string")),
             }
         };
@@ -589,14 +628,14 @@ pub fn tool_name_error(name: &str) -> Option<String> {
 }
 
 /// A member of a call, until [`Call::assemble`] takes it.
-type Slot<'k> = Option<(Cow<'k, str>, Member)>;
+type Slot<'k> = Option<(Cow<'k, str>, Member<'k>)>;
 
 /// The most members a call line read in one pass may hold (its slots live
 /// on the stack); a line with more is read through serde.
 const QUICK_MEMBERS: usize = 8;
 
 /// Takes the member `k` out of a call's members.
-fn take(m: &mut [Slot<'_>], k: &str) -> Option<Member> {
+fn take<'k>(m: &mut [Slot<'k>], k: &str) -> Option<Member<'k>> {
     let slot = m
         .iter_mut()
         .find(|s| s.as_ref().is_some_and(|(n, _)| n == k))?;
@@ -609,6 +648,7 @@ fn take(m: &mut [Slot<'_>], k: &str) -> Option<Member> {
 pub(crate) fn quick_members<'l>(
     line: &'l str,
     out: &mut [Slot<'l>; QUICK_MEMBERS],
+    mut spare: Option<crate::json::Members>,
 ) -> Option<usize> {
     let mut r = crate::json::quick::Reader::new(line);
     r.eat(b'{')?;
@@ -618,10 +658,10 @@ pub(crate) fn quick_members<'l>(
             return None;
         }
         let member = if k == "args" || k == "tool_input" {
-            let (raw, members) = r.members(2)?;
+            let (raw, members) = r.members_in(2, spare.take())?;
             Member::Args(Args::read(raw, members))
         } else if r.at_string()? {
-            Member::Str(r.string()?.into_owned())
+            Member::Str(r.string()?)
         } else if r.null()? {
             Member::Null
         } else {
@@ -635,9 +675,10 @@ pub(crate) fn quick_members<'l>(
     r.at_end().then_some(n)
 }
 
-/// A member of a call object, as the call's reader keeps it.
-pub(crate) enum Member {
-    Str(String),
+/// A member of a call object, as the call's reader keeps it: a string
+/// borrowed from the line where it needed no unescaping.
+pub(crate) enum Member<'l> {
+    Str(Cow<'l, str>),
     Null,
     Args(Args),
     Other,
@@ -649,14 +690,14 @@ pub(crate) enum Member {
 struct CallVisitor;
 
 impl<'de> serde::de::Visitor<'de> for CallVisitor {
-    type Value = Option<Vec<(Cow<'de, str>, Member)>>;
+    type Value = Option<Vec<(Cow<'de, str>, Member<'de>)>>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a call object")
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out: Vec<(Cow<'de, str>, Member)> = Vec::new();
+        let mut out: Vec<(Cow<'de, str>, Member<'de>)> = Vec::new();
         while let Some(k) = map.next_key::<String>()? {
             if out.iter().any(|(n, _)| *n == k) {
                 return Err(serde::de::Error::custom(format!("duplicate key `{k}`")));
@@ -700,7 +741,7 @@ impl<'de> serde::de::Visitor<'de> for CallVisitor {
 
 /// A call member other than its arguments: a string, `null`, or anything
 /// else (checked strictly, then dropped).
-struct StrOrOther(Member);
+struct StrOrOther(Member<'static>);
 
 impl<'de> serde::Deserialize<'de> for StrOrOther {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<StrOrOther, D::Error> {
@@ -708,7 +749,7 @@ impl<'de> serde::Deserialize<'de> for StrOrOther {
         let text = raw.get();
         if text.starts_with('"') {
             let s: String = serde_json::from_str(text).map_err(serde::de::Error::custom)?;
-            return Ok(StrOrOther(Member::Str(s)));
+            return Ok(StrOrOther(Member::Str(Cow::Owned(s))));
         }
         if text == "null" {
             return Ok(StrOrOther(Member::Null));

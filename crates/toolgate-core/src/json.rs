@@ -395,6 +395,13 @@ impl Members {
         }
     }
 
+    /// No members, an object's, keeping the buffers for the next reading.
+    pub(crate) fn clear(&mut self) {
+        self.object = true;
+        self.text.clear();
+        self.ends.clear();
+    }
+
     /// Adds a member: its name, and its value when that is a string.
     pub fn push(&mut self, name: &str, value: Option<&str>) {
         self.text.push_str(name);

@@ -346,6 +346,15 @@ impl<'t> Reader<'t> {
     /// whitespace around it), and for an object its top-level members with
     /// their string values, as [`super::scan_members`] keeps them.
     pub(crate) fn members(&mut self, depth: usize) -> Option<(&'t str, Members)> {
+        self.members_in(depth, None)
+    }
+
+    /// As [`Reader::members`], into `spare`'s buffers when one is given.
+    pub(crate) fn members_in(
+        &mut self,
+        depth: usize,
+        spare: Option<Members>,
+    ) -> Option<(&'t str, Members)> {
         if self.peek()? != b'{' {
             let start = self.at;
             self.skip(depth)?;
@@ -357,7 +366,13 @@ impl<'t> Reader<'t> {
         // and a call's arguments are mostly a few short members: room for
         // them up front, so the buffers do not grow member by member.
         let left = self.text.len().saturating_sub(self.at);
-        let mut members = Members::with_capacity(4, left.min(4096));
+        let mut members = match spare {
+            Some(mut m) => {
+                m.clear();
+                m
+            }
+            None => Members::with_capacity(4, left.min(4096)),
+        };
         self.object(|r, k| {
             if members.len() >= MAX_KEYS || members.iter().any(|(n, _)| n == k) {
                 return None;
@@ -440,7 +455,7 @@ mod tests {
 
     /// Whether the call reader takes `line` without the serde path.
     fn quick_call(line: &str) -> bool {
-        crate::call::quick_members(line, &mut Default::default()).is_some()
+        crate::call::quick_members(line, &mut Default::default(), None).is_some()
     }
 
     #[test]
@@ -660,6 +675,8 @@ mod tests {
     fn generated_texts_read_as_the_serde_path_reads_them() {
         let mut g = Gen(0x9e37_79b9_7f4a_7c15);
         let (mut quick, mut quick_lines, mut total) = (0, 0, 0);
+        // Every line is also read into the buffers of the call before it.
+        let mut spare: Option<Call> = None;
         for _ in 0..20_000 {
             let text = g.value(0);
             total += 1;
@@ -670,6 +687,13 @@ mod tests {
             let line = g.line();
             quick_lines += usize::from(quick_call(&line));
             assert_eq!(call_by_either(&line), call_by_serde(&line), "{line}");
+            let reused = Call::from_json_reusing(&line, spare.take());
+            assert_eq!(
+                format!("{:?}", reused.as_ref().map_err(|e| e.to_string())),
+                call_by_serde(&line),
+                "{line}"
+            );
+            spare = reused.ok();
         }
         // The generator is biased toward the subset's edges; still, a
         // quarter of its texts and an eighth of its lines (each line holds
