@@ -4,9 +4,11 @@
 //!    HTTP/1.1 keep-alive at several concurrencies, a bounded number of
 //!    requests each, in [`ROUNDS`] alternating rounds: the medians of
 //!    throughput, p50, p99 and the rounds' ratios;
-//! 2. the 100k-rule artifact against the 1k-rule one at the highest
+//! 2. the same at 64 connections paced to a steady rate below saturation,
+//!    latency counted from when each request was due;
+//! 3. the 100k-rule artifact against the 1k-rule one at the highest
 //!    concurrency;
-//! 3. the resident hook (`hook claude-code --connect`) against the command
+//! 4. the resident hook (`hook claude-code --connect`) against the command
 //!    hook, end to end as processes, when a `toolgate` binary is given.
 //!
 //! Usage: `cargo run --release --manifest-path bench/serve/Cargo.toml --
@@ -23,6 +25,11 @@ type Fail = Box<dyn std::error::Error>;
 
 /// Rounds of the floor and the decisions, in turn, per concurrency.
 const ROUNDS: usize = 5;
+
+/// The steady rate of the paced row, requests a second over all its
+/// connections: about a quarter of what the floor answers at full speed
+/// on the 2-core development machine.
+const PACED_RATE: f64 = 20_000.0;
 
 struct Run {
     rps: f64,
@@ -64,9 +71,24 @@ fn response(r: &mut BufReader<TcpStream>, body: &mut Vec<u8>) -> Result<u16, Fai
 }
 
 /// `total` requests over `conns` keep-alive connections, each connection
-/// sending its share one after another.
+/// sending its share one after another, as fast as answers come back.
 fn drive(addr: SocketAddr, conns: usize, total: usize, bodies: &[Vec<u8>]) -> Result<Run, Fail> {
+    drive_at(addr, conns, total, bodies, None)
+}
+
+/// As [`drive`], at `rate` requests a second in all when one is given:
+/// each connection sends on a fixed schedule, phased against the others,
+/// and a request's latency counts from when it was due, so a server (or a
+/// client) running late shows in it rather than slowing the schedule.
+fn drive_at(
+    addr: SocketAddr,
+    conns: usize,
+    total: usize,
+    bodies: &[Vec<u8>],
+    rate: Option<f64>,
+) -> Result<Run, Fail> {
     let per = total / conns;
+    let interval = rate.map(|r| Duration::from_secs_f64(conns as f64 / r));
     let start = Instant::now();
     let threads: Vec<_> = (0..conns)
         .map(|c| {
@@ -80,11 +102,19 @@ fn drive(addr: SocketAddr, conns: usize, total: usize, bodies: &[Vec<u8>]) -> Re
                 let mut r = BufReader::new(s);
                 let mut body = Vec::new();
                 let mut lat = Vec::with_capacity(per);
+                let phase = interval.map(|i| i.mul_f64(c as f64 / conns as f64));
                 for i in 0..per {
                     let req = bodies
                         .get((c * 7919 + i) % bodies.len())
                         .ok_or("no request")?;
-                    let t = Instant::now();
+                    let t = match (interval, phase) {
+                        (Some(every), Some(phase)) => {
+                            let due = start + phase + every * u32::try_from(i).unwrap_or(u32::MAX);
+                            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                            due
+                        }
+                        _ => Instant::now(),
+                    };
                     w.write_all(req).map_err(|e| e.to_string())?;
                     let status = response(&mut r, &mut body).map_err(|e| e.to_string())?;
                     lat.push(t.elapsed());
@@ -248,6 +278,38 @@ fn main() -> Result<(), Fail> {
             at64 = Some(d);
         }
     }
+    // The same 64 connections below saturation: a closed loop at full
+    // speed measures the queue (64 requests in flight over the throughput,
+    // about 1 ms here, before any work), a gateway at a steady rate sees
+    // this.
+    println!("\n| 64 connections at {PACED_RATE} req/s in all | `/health/live` p50 | p99 | `/v1/decide` p50 | p99 |");
+    println!("| --- | --- | --- | --- | --- |");
+    let mut paced = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let floor = drive_at(addr, 64, PACED_RATE as usize, &health, Some(PACED_RATE))?;
+        let d = drive_at(
+            addr,
+            64,
+            PACED_RATE as usize,
+            &small_bodies,
+            Some(PACED_RATE),
+        )?;
+        paced.push((floor, d));
+    }
+    let mid = |f: &dyn Fn(&(Run, Run)) -> Duration| {
+        let mut v: Vec<Duration> = paced.iter().map(f).collect();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or_default()
+    };
+    println!(
+        "| medians of {ROUNDS} rounds (achieved {:.0} and {:.0} req/s) | {} | {} | {} | {} |",
+        paced.iter().map(|r| r.0.rps).sum::<f64>() / ROUNDS as f64,
+        paced.iter().map(|r| r.1.rps).sum::<f64>() / ROUNDS as f64,
+        us(mid(&|r| r.0.p50)),
+        us(mid(&|r| r.0.p99)),
+        us(mid(&|r| r.1.p50)),
+        us(mid(&|r| r.1.p99)),
+    );
     rt.block_on(running.shutdown());
 
     let (running, addr) = serve(&rt, &big_path)?;
