@@ -302,7 +302,7 @@ fn main() -> Result<(), Fail> {
         v.get(v.len() / 2).copied().unwrap_or_default()
     };
     println!(
-        "| medians of {ROUNDS} rounds (achieved {:.0} and {:.0} req/s) | {} | {} | {} | {} |",
+        "| medians of {ROUNDS} rounds (mean rates achieved {:.0} and {:.0} req/s) | {} | {} | {} | {} |",
         paced.iter().map(|r| r.0.rps).sum::<f64>() / ROUNDS as f64,
         paced.iter().map(|r| r.1.rps).sum::<f64>() / ROUNDS as f64,
         us(mid(&|r| r.0.p50)),

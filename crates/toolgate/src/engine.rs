@@ -63,7 +63,7 @@ pub trait Evaluator {
     /// As [`Evaluator::would`], written into `out` (every member
     /// overwritten). An engine that renders in place writes into the
     /// buffers `out` already holds, so a stream of calls decided into one
-    /// verdict allocates nothing for its texts.
+    /// verdict allocates little for its texts.
     fn would_into(&self, call: &Call, out: &mut Verdict) {
         *out = self.would(call);
     }
@@ -1200,7 +1200,7 @@ fn render(comps: &[Component<'_, '_>], call: &Call, r: &CallResult) -> Verdict {
 
 /// Renders a call's result into `v`, every member overwritten, the
 /// strings written into the buffers `v` already holds: a stream of calls
-/// rendered into one verdict allocates nothing for its texts once the
+/// rendered into one verdict allocates little for its texts once the
 /// buffers have grown.
 fn render_into(comps: &[Component<'_, '_>], call: &Call, r: &CallResult, v: &mut Verdict) {
     use std::fmt::Write as _;
@@ -1215,7 +1215,8 @@ fn render_into(comps: &[Component<'_, '_>], call: &Call, r: &CallResult, v: &mut
         .push_str(call.confined.as_deref().unwrap_or_default());
     v.reason.clear();
     v.subject.clear();
-    // The rule's buffers are kept for the next verdict that names one.
+    // The rule's buffers are reused when this verdict names a rule too; a
+    // verdict that names none drops them.
     let mut rule = v.rule.take().unwrap_or_default();
     let named = match &r.basis {
         Basis::Rule { comp, id } => comps.get(*comp).map(|c| {
