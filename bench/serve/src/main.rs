@@ -296,11 +296,7 @@ fn main() -> Result<(), Fail> {
         )?;
         paced.push((floor, d));
     }
-    let mid = |f: &dyn Fn(&(Run, Run)) -> Duration| {
-        let mut v: Vec<Duration> = paced.iter().map(f).collect();
-        v.sort_unstable();
-        v.get(v.len() / 2).copied().unwrap_or_default()
-    };
+    let mid = |f: &dyn Fn(&(Run, Run)) -> Duration| median(paced.iter().map(f).collect());
     println!(
         "| medians of {ROUNDS} rounds (mean rates achieved {:.0} and {:.0} req/s) | {} | {} | {} | {} |",
         paced.iter().map(|r| r.0.rps).sum::<f64>() / ROUNDS as f64,
