@@ -92,7 +92,7 @@ impl Shared {
                 scope: config.store_scope.clone(),
                 sessions: toolgate::authensor::KeptSessions::new(),
             },
-            hub: crate::state::StateHub::new(std::sync::Arc::clone(&config.store)),
+            hub: crate::state::StateHub::new(std::sync::Arc::clone(&config.store), &config.tenant),
         }
     }
 }

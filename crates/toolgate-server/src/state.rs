@@ -24,6 +24,10 @@ use crate::loaded::{Decider, Loaded};
 /// pending calls outlive a reload).
 pub(crate) struct StateHub {
     store: Arc<dyn Store>,
+    /// Where the rule lists' state is kept: the configured tenant, so two
+    /// services sharing a store never apply each other's grants, and a
+    /// scope that does not change with the revision.
+    ns: Namespace,
     /// The supervisor and the revision it was built for, read on every
     /// decision without a lock: a mutex here was taken by every request on
     /// every worker.
@@ -33,9 +37,10 @@ pub(crate) struct StateHub {
 }
 
 impl StateHub {
-    pub(crate) fn new(store: Arc<dyn Store>) -> StateHub {
+    pub(crate) fn new(store: Arc<dyn Store>, tenant: &str) -> StateHub {
         StateHub {
             store,
+            ns: Namespace::new(tenant, "rules"),
             sup: ArcSwapOption::empty(),
             building: Mutex::new(()),
         }
@@ -63,7 +68,7 @@ impl StateHub {
         let mut s = Supervisor::new(
             Arc::new(engine.clone()),
             Arc::clone(&self.store),
-            Namespace::new("default", "rules"),
+            self.ns.clone(),
         );
         if let Some(g) = &loaded.guards {
             s = s.with_hook(guards_hook(Arc::clone(g)));

@@ -1165,3 +1165,44 @@ fn an_artifact_named_as_a_document_is_served_as_an_artifact() {
     );
     assert_eq!(v["decision"], "allow", "{v}");
 }
+
+/// Two services on one store under different tenants share nothing of the
+/// rule lists' state: a grant set made through one is not in force on the
+/// other, and a run one deferred is not the other's to list or release.
+#[test]
+fn tenants_on_one_store_never_see_each_others_grants_or_runs() {
+    let s = Scratch::new("tenants");
+    let bytes = artifact(STATEFUL.as_bytes());
+    let open = memory();
+    let acme = serve(&s, &bytes, |c| {
+        c.store = open();
+        c.tenant = "acme".into();
+    });
+    let globex = serve(&s, &bytes, |c| {
+        c.store = open();
+        c.tenant = "globex".into();
+    });
+    let push = r#"{"tool": "bash", "args": {"command": "git push"}}"#;
+    let grant = r#"{"source": "commit", "rank": 1, "allow": "bash(git push:*)"}"#;
+    assert_eq!(post(&acme.addr(), "/v1/grants", grant).0, 200);
+    assert_eq!(
+        post(&acme.addr(), "/v1/decide", push).1["decision"],
+        "allow"
+    );
+    assert_eq!(
+        post(&globex.addr(), "/v1/decide", push).1["decision"],
+        "ask"
+    );
+
+    let batch = r#"[{"tool": "bash", "args": {"command": "ls"}, "run_id": "r1", "call_id": "a"},
+                   {"tool": "bash", "args": {"command": "git push"}, "run_id": "r1", "call_id": "b"}]"#;
+    assert_eq!(
+        post(&globex.addr(), "/v1/decide", batch).1[1]["decision"],
+        "ask"
+    );
+    let runs = |server: &Server| {
+        serde_json::from_str::<Value>(&get(&server.addr(), "/v1/runs").1).unwrap()["runs"].clone()
+    };
+    assert_eq!(runs(&globex), serde_json::json!(["r1"]));
+    assert_eq!(runs(&acme), serde_json::json!([]));
+}
