@@ -52,6 +52,7 @@ pub mod real_shell;
 pub mod redis;
 pub mod reseal;
 pub mod rubric;
+pub mod sealed;
 pub mod store;
 pub mod strategies;
 pub mod supervisor;

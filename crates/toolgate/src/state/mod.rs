@@ -14,6 +14,7 @@ mod agent;
 mod memory;
 mod record;
 mod review;
+mod sealed;
 mod store;
 
 pub use agent::{
@@ -23,4 +24,5 @@ pub use agent::{
 pub use memory::MemoryStore;
 pub use record::{decider, record, VERDICT_NAMESPACE};
 pub use review::{DenialBound, PolicyReviewer, Review, Reviewer};
+pub use sealed::{SealKey, SealKeyError, Sealed};
 pub use store::{Appended, Namespace, Pending, Store, StoreError};

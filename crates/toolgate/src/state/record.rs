@@ -240,6 +240,9 @@ impl SetRec {
     }
 
     pub(crate) fn from_bytes(bytes: &[u8]) -> Result<SetRec, StoreError> {
+        if let Some(why) = super::sealed::refused(bytes) {
+            return Err(StoreError::Corrupt(format!("a grant set: {why}")));
+        }
         let s: SetRec = serde_json::from_slice(bytes)
             .map_err(|e| StoreError::Corrupt(format!("a grant set: {e}")))?;
         if s.v != VERSION {
@@ -275,6 +278,9 @@ impl AlwaysRec {
     }
 
     pub(crate) fn from_bytes(bytes: &[u8]) -> Result<AlwaysRec, StoreError> {
+        if let Some(why) = super::sealed::refused(bytes) {
+            return Err(StoreError::Corrupt(format!("a grant: {why}")));
+        }
         let a: AlwaysRec = serde_json::from_slice(bytes)
             .map_err(|e| StoreError::Corrupt(format!("a grant: {e}")))?;
         if a.v != VERSION {
