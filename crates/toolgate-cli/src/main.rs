@@ -3156,6 +3156,13 @@ struct Serve {
     /// policy reload; by default they are kept per artifact revision.
     #[arg(long)]
     store_scope: Option<String>,
+    /// A file of state keys (64 hexadecimal digits a line, the first
+    /// sealing): every record written into the store carries a tag made
+    /// with it, and a record without a good tag is refused, so whoever
+    /// can write to a shared store without the key cannot release a call
+    /// or grant a rule. Every replica needs the same file.
+    #[arg(long)]
+    state_key: Option<String>,
     /// Do not watch the artifact's file (reload on `SIGHUP` or
     /// `POST /v1/reload` only).
     #[arg(long)]
@@ -3221,6 +3228,17 @@ fn serve(flags: Serve) -> ExitCode {
     match toolgate_server::open_store(&flags.store, expiry) {
         Ok(s) => config.store = s,
         Err(e) => return fail(e),
+    }
+    match &flags.state_key {
+        Some(f) => match toolgate_server::read_state_keys(std::path::Path::new(f)) {
+            Ok(keys) => config.store = toolgate_server::seal_store(config.store, keys),
+            Err(e) => return fail(e),
+        },
+        // The memory store is this process's own; a shared one is not.
+        None if flags.store != "memory" => eprintln!(
+            "toolgate serve: warning: the store's records are not sealed: whoever can write to it can release held calls and grant rules; give `--state-key FILE`"
+        ),
+        None => {}
     }
     config.tenant = flags.tenant;
     config.store_scope = flags.store_scope;

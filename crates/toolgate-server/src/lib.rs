@@ -294,6 +294,13 @@ pub enum ServeError {
     Runtime(String),
     /// A `--store` that cannot be used.
     Store(String),
+    /// A `--state-key` file that cannot be used.
+    StateKey {
+        /// The file.
+        path: String,
+        /// What is wrong with it (never the key).
+        why: String,
+    },
 }
 
 impl fmt::Display for ServeError {
@@ -322,11 +329,49 @@ impl fmt::Display for ServeError {
             ),
             ServeError::Runtime(why) => write!(f, "the server could not start: {why}"),
             ServeError::Store(why) => write!(f, "{why}"),
+            ServeError::StateKey { path, why } => {
+                write!(f, "the state key file `{path}` cannot be used: {why}")
+            }
         }
     }
 }
 
 impl std::error::Error for ServeError {}
+
+/// Reads a state key file (`--state-key`): one key of 64 hexadecimal
+/// digits a line, the first sealing what the service writes into its
+/// store, every one opening what it reads
+/// ([`toolgate::state::SealKey::parse_file`]).
+///
+/// # Errors
+///
+/// [`ServeError::Read`], or [`ServeError::StateKey`] naming the line.
+pub fn read_state_keys(
+    path: &std::path::Path,
+) -> Result<Vec<toolgate::state::SealKey>, ServeError> {
+    let bytes = loaded::read_bounded(path, 64 << 10)?;
+    let fail = |why: String| ServeError::StateKey {
+        path: path.display().to_string(),
+        why,
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        fail("it is not UTF-8 text: write one key of 64 hexadecimal digits a line".into())
+    })?;
+    toolgate::state::SealKey::parse_file(text).map_err(|e| fail(e.to_string()))
+}
+
+/// `store` with every record sealed with the first of `keys` and opened
+/// with any ([`toolgate::state::Sealed`]); `store` itself when there are
+/// no keys.
+pub fn seal_store(
+    store: Arc<dyn toolgate::state::Store>,
+    keys: Vec<toolgate::state::SealKey>,
+) -> Arc<dyn toolgate::state::Store> {
+    match toolgate::state::Sealed::with_keys(Arc::clone(&store), keys) {
+        Some(sealed) => Arc::new(sealed),
+        None => store,
+    }
+}
 
 /// Reads a token file: its first line, without surrounding white space.
 ///
