@@ -3113,6 +3113,11 @@ struct Serve {
     /// checks must carry (`Authorization: Bearer TOKEN`).
     #[arg(long)]
     token_file: Option<String>,
+    /// A file holding the admin listener's own bearer token, in place of
+    /// `--token-file`'s there: what holds the decision token (a hook) then
+    /// cannot release calls or grant rules.
+    #[arg(long)]
+    admin_token_file: Option<String>,
     /// Append one JSON line per decision to this file.
     #[arg(long)]
     decision_log: Option<String>,
@@ -3215,6 +3220,12 @@ fn serve(flags: Serve) -> ExitCode {
     if let Some(f) = &flags.token_file {
         match toolgate_server::read_token(std::path::Path::new(f)) {
             Ok(t) => config.token = Some(t),
+            Err(e) => return fail(e),
+        }
+    }
+    if let Some(f) = &flags.admin_token_file {
+        match toolgate_server::read_token(std::path::Path::new(f)) {
+            Ok(t) => config.admin_token = Some(t),
             Err(e) => return fail(e),
         }
     }

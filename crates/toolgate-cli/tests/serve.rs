@@ -770,6 +770,8 @@ fn a_sealed_store_refuses_a_held_call_written_into_redis_without_the_key() {
             policy.display().to_string(),
             "--listen".into(),
             "127.0.0.1:0".into(),
+            "--admin-listen".into(),
+            "127.0.0.1:0".into(),
             "--no-watch".into(),
             "--store".into(),
             url.clone(),
@@ -790,8 +792,13 @@ fn a_sealed_store_refuses_a_held_call_written_into_redis_without_the_key() {
 
     let served = Served::start(&s, &refs(&args(Some(&keys))));
     assert!(!served.said.iter().any(|l| l.contains("not sealed")));
-    let addr = &served.listening[0];
     let post = |path: &str, body: &str| -> (u16, Value) {
+        // A release is the admin listener's; a decision, the other's.
+        let addr = if path == "/v1/release" {
+            served.admin.as_ref().unwrap()
+        } else {
+            &served.listening[0]
+        };
         let (code, b) = client::post(addr, path, body.as_bytes(), None, T).unwrap();
         (code, serde_json::from_slice(&b).unwrap())
     };

@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub(crate) max_body: usize,
     pub(crate) body_timeout: Duration,
     pub(crate) token: Option<String>,
+    /// The admin listener's token, when it has one of its own.
+    pub(crate) admin_token: Option<String>,
     pub(crate) panic_marker: Option<String>,
     /// Reloads swapped in, and refused; the generation of the artifact
     /// (one more at each swap).
@@ -81,6 +83,7 @@ impl Shared {
             max_body: config.max_body,
             body_timeout: config.body_timeout,
             token: config.token.clone(),
+            admin_token: config.admin_token.clone(),
             panic_marker: config.panic_marker.clone(),
             reloads: AtomicU64::new(0),
             failed_reloads: AtomicU64::new(0),
@@ -106,6 +109,21 @@ pub(crate) fn router(state: S) -> Router {
         .route("/v1/data/toolgate/decision", post(opa_handler))
         .route("/v1/hooks/claude-code", post(hook_handler))
         .route("/v1/scan", post(scan_handler))
+        .route("/health/live", get(live))
+        .route("/health/ready", get(ready))
+        .route("/v1/status", get(status))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+/// The admin listener's routes: reload, the state endpoints, and what an
+/// operator looks at. The state endpoints are here, not on a decision
+/// listener: a hook's agent can reach that one (its shell runs beside the
+/// hook), and there it could approve the calls held for a human or grant
+/// itself an allow.
+pub(crate) fn admin_router(state: S) -> Router {
+    Router::new()
+        .route("/v1/reload", post(reload_handler))
         .route("/v1/release", post(crate::state::release_handler))
         .route("/v1/grants", post(crate::state::grant_handler))
         .route(
@@ -117,17 +135,6 @@ pub(crate) fn router(state: S) -> Router {
             "/v1/state/discard-unreadable",
             post(crate::state::discard_handler),
         )
-        .route("/health/live", get(live))
-        .route("/health/ready", get(ready))
-        .route("/v1/status", get(status))
-        .route("/metrics", get(metrics))
-        .with_state(state)
-}
-
-/// The admin listener's routes: reload, and what an operator looks at.
-pub(crate) fn admin_router(state: S) -> Router {
-    Router::new()
-        .route("/v1/reload", post(reload_handler))
         .route("/health/live", get(live))
         .route("/health/ready", get(ready))
         .route("/v1/status", get(status))
@@ -290,15 +297,29 @@ pub(crate) fn json_response(status: StatusCode, v: &Value) -> Response {
 /// Whether the request carries the configured token (always, when none is
 /// configured). Compared in time independent of where they differ.
 pub(crate) fn authorised(state: &Shared, headers: &HeaderMap) -> bool {
-    let Some(token) = &state.token else {
-        return true;
-    };
-    let given = headers
+    state
+        .token
+        .as_ref()
+        .is_none_or(|t| same(bearer(headers), t))
+}
+
+/// Whether a request to the admin listener carries its token: the admin
+/// token when one is configured, else the decision token (always, when
+/// there is neither).
+pub(crate) fn authorised_admin(state: &Shared, headers: &HeaderMap) -> bool {
+    match &state.admin_token {
+        Some(t) => same(bearer(headers), t),
+        None => authorised(state, headers),
+    }
+}
+
+/// The bearer token a request carries; empty when none.
+fn bearer(headers: &HeaderMap) -> &str {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    same(given, token)
+        .unwrap_or("")
 }
 
 /// Whether `given` is `token`, in time independent of where they differ.
@@ -800,7 +821,7 @@ async fn ready(State(state): State<S>) -> Response {
 
 async fn status(State(state): State<S>, headers: HeaderMap) -> Response {
     let loaded = state.current.load_full();
-    if !authorised(&state, &headers) {
+    if !reader(&state, &headers) {
         return unauthorised(&state, &loaded);
     }
     let shadow = state.shadow.as_ref().map(|s| s.load().revision.clone());
@@ -819,8 +840,14 @@ async fn status(State(state): State<S>, headers: HeaderMap) -> Response {
     )
 }
 
+/// Whether a request may read the status and the metrics, which both
+/// listeners serve: either token.
+fn reader(state: &Shared, headers: &HeaderMap) -> bool {
+    authorised(state, headers) || authorised_admin(state, headers)
+}
+
 async fn metrics(State(state): State<S>, headers: HeaderMap) -> Response {
-    if !authorised(&state, &headers) {
+    if !reader(&state, &headers) {
         let loaded = state.current.load_full();
         return unauthorised(&state, &loaded);
     }
@@ -832,7 +859,7 @@ async fn metrics(State(state): State<S>, headers: HeaderMap) -> Response {
 }
 
 async fn reload_handler(State(state): State<S>, headers: HeaderMap) -> Response {
-    if !authorised(&state, &headers) {
+    if !authorised_admin(&state, &headers) {
         state.metrics.refused("unauthorised");
         return json_response(
             StatusCode::UNAUTHORIZED,

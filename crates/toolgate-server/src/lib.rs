@@ -135,12 +135,18 @@ pub struct Config {
     pub guards: Option<PathBuf>,
     /// The decision listeners; [`DEFAULT_LISTEN`] when empty.
     pub listen: Vec<Addr>,
-    /// The admin listener (`POST /v1/reload`), if any.
+    /// The admin listener, if any: reload, and what changes the state
+    /// (releases, grants, revocations, repairs) or lists it. None of it is
+    /// on a decision listener, which the agent being decided on can reach.
     pub admin_listen: Option<Addr>,
     /// The listener of Envoy's `ext_authz` gRPC service, if any (TCP).
     pub grpc_listen: Option<Addr>,
     /// The bearer token every request but the health checks must carry.
     pub token: Option<String>,
+    /// The bearer token of the admin listener, in place of [`Config::token`]
+    /// there: a hook holding the decision token cannot release its own
+    /// calls or grant itself rules.
+    pub admin_token: Option<String>,
     /// The decision log's file.
     pub decision_log: Option<PathBuf>,
     /// JSON pointers into a call whose values the decision log masks.
@@ -223,6 +229,7 @@ impl Config {
             admin_listen: None,
             grpc_listen: None,
             token: None,
+            admin_token: None,
             decision_log: None,
             mask: Vec::new(),
             log_queue: 4096,
@@ -448,12 +455,15 @@ pub async fn start(config: Config) -> Result<Running, ServeError> {
     } else {
         config.listen.clone()
     };
-    for a in listen
-        .iter()
-        .chain(config.admin_listen.iter())
-        .chain(config.grpc_listen.iter())
-    {
+    for a in listen.iter().chain(config.grpc_listen.iter()) {
         if !a.is_loopback() && config.token.is_none() {
+            return Err(ServeError::NeedsToken {
+                addr: a.to_string(),
+            });
+        }
+    }
+    if let Some(a) = &config.admin_listen {
+        if !a.is_loopback() && config.token.is_none() && config.admin_token.is_none() {
             return Err(ServeError::NeedsToken {
                 addr: a.to_string(),
             });

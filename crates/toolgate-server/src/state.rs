@@ -15,7 +15,7 @@ use toolgate::state::{Answer, HookDecision, Namespace, Reply, StateError, Store,
 use toolgate::{Call, RuleLists, RuleSet, Source};
 
 use crate::decide::Intake;
-use crate::http::{authorised, json_response, read_body, Shared};
+use crate::http::{authorised_admin, json_response, read_body, Shared};
 use crate::loaded::{Decider, Loaded};
 
 /// The store and the supervisor over the artifact in force, rebuilt when a
@@ -208,7 +208,7 @@ fn read_answer(v: &Value) -> Result<Answer, String> {
 /// Reads an authorised request's JSON body, and the supervisor.
 async fn open(state: &Shared, req: Request) -> Result<(Arc<Supervisor>, Value), Response> {
     let loaded = state.current.load_full();
-    if !authorised(state, req.headers()) {
+    if !authorised_admin(state, req.headers()) {
         return Err(json_response(
             StatusCode::UNAUTHORIZED,
             &json!({"error": "the request carries no valid token: send `Authorization: Bearer TOKEN`"}),

@@ -106,6 +106,7 @@ fn serve(s: &Scratch, bytes: &[u8], tweak: impl FnOnce(&mut Config)) -> Server {
     std::fs::write(&path, bytes).unwrap();
     let mut c = Config::new(Source::Bundle(path));
     c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.admin_listen = Some(Addr::parse("127.0.0.1:0").unwrap());
     c.watch = false;
     tweak(&mut c);
     Server::start(c)
@@ -782,7 +783,7 @@ fn an_unreadable_grant_record_is_discarded_through_the_service() {
             .contains("discard the unreadable grant records"),
         "{v}"
     );
-    let (code, v) = post(&server.addr(), "/v1/state/discard-unreadable", "");
+    let (code, v) = post(&server.admin(), "/v1/state/discard-unreadable", "");
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["discarded"][0]["scope"], "conv1", "{v}");
     assert_eq!(v["discarded"][0]["source"], "skill", "{v}");
@@ -791,7 +792,7 @@ fn an_unreadable_grant_record_is_discarded_through_the_service() {
         post(&server.addr(), "/v1/decide", ls).1["decision"],
         "allow"
     );
-    let (code, v) = post(&server.addr(), "/v1/state/discard-unreadable", "");
+    let (code, v) = post(&server.admin(), "/v1/state/discard-unreadable", "");
     assert_eq!(
         (code, v["discarded"].as_array().map(Vec::len)),
         (200, Some(0))
@@ -843,21 +844,21 @@ fn deferred_then_released_through_the_other_replica(name: &str, open: Open<'_>) 
     assert_eq!(code, 200);
     assert_eq!(v[0]["held"], true);
     assert_eq!(v[1]["decision"], "ask");
-    let (_, runs) = get(&two.addr(), "/v1/runs");
+    let (_, runs) = get(&two.admin(), "/v1/runs");
     assert_eq!(
         serde_json::from_str::<Value>(&runs).unwrap()["runs"][0],
         "r1"
     );
     // A release missing the asked call names it.
     let (code, v) = post(
-        &two.addr(),
+        &two.admin(),
         "/v1/release",
         r#"{"run_id": "r1", "answers": []}"#,
     );
     assert_eq!(code, 409);
     assert_eq!(v["missing"][0]["call_id"], "b");
     let (code, v) = post(
-        &two.addr(),
+        &two.admin(),
         "/v1/release",
         r#"{"run_id": "r1", "answers": [{"call_id": "b", "answer": "refuse_and_end", "note": "no"}]}"#,
     );
@@ -869,7 +870,7 @@ fn deferred_then_released_through_the_other_replica(name: &str, open: Open<'_>) 
         "not released: the turn was stopped"
     );
     assert_eq!(v["answers"][1]["answer"], "refuse_and_end");
-    let (_, runs) = get(&one.addr(), "/v1/runs");
+    let (_, runs) = get(&one.admin(), "/v1/runs");
     assert_eq!(
         serde_json::from_str::<Value>(&runs).unwrap()["runs"],
         serde_json::json!([])
@@ -884,7 +885,7 @@ fn granted_through_one_replica_in_force_on_the_other(name: &str, open: Open<'_>)
     let push = r#"{"tool": "bash", "args": {"command": "git push"}, "scope": "conv1"}"#;
     assert_eq!(post(&two.addr(), "/v1/decide", push).1["decision"], "ask");
     let (code, g) = post(
-        &one.addr(),
+        &one.admin(),
         "/v1/grants",
         r#"{"source": "commit", "rank": 1, "scope": "conv1", "allow": "bash(git push:*)", "deny": ""}"#,
     );
@@ -893,7 +894,7 @@ fn granted_through_one_replica_in_force_on_the_other(name: &str, open: Open<'_>)
     assert_eq!(post(&two.addr(), "/v1/decide", push).1["decision"], "allow");
     let other = r#"{"tool": "bash", "args": {"command": "git push"}, "scope": "conv2"}"#;
     assert_eq!(post(&two.addr(), "/v1/decide", other).1["decision"], "ask");
-    let (code, g) = post(&one.addr(), "/v1/grants", r#"{"allow": "read"}"#);
+    let (code, g) = post(&one.admin(), "/v1/grants", r#"{"allow": "read"}"#);
     assert_eq!(code, 400);
     assert!(g["error"].as_str().unwrap().contains("`source`"));
 }
@@ -925,19 +926,27 @@ fn a_grant_set_is_revoked_by_source_and_scope() {
     let server = serve(&s, &artifact(STATEFUL.as_bytes()), |_| {});
     let push = r#"{"tool": "bash", "args": {"command": "git push"}, "scope": "conv1"}"#;
     let grant = r#"{"source": "commit", "rank": 1, "scope": "conv1", "allow": "bash(git push:*)"}"#;
-    assert_eq!(post(&server.addr(), "/v1/grants", grant).0, 200);
+    assert_eq!(post(&server.admin(), "/v1/grants", grant).0, 200);
     assert_eq!(
         post(&server.addr(), "/v1/decide", push).1["decision"],
         "allow"
     );
     // Another scope's revoke leaves it.
-    let (code, v) = delete(&server.addr(), "/v1/grants/commit", r#"{"scope": "conv2"}"#);
+    let (code, v) = delete(
+        &server.admin(),
+        "/v1/grants/commit",
+        r#"{"scope": "conv2"}"#,
+    );
     assert_eq!((code, v["revoked"].as_u64()), (200, Some(0)));
     assert_eq!(
         post(&server.addr(), "/v1/decide", push).1["decision"],
         "allow"
     );
-    let (code, v) = delete(&server.addr(), "/v1/grants/commit", r#"{"scope": "conv1"}"#);
+    let (code, v) = delete(
+        &server.admin(),
+        "/v1/grants/commit",
+        r#"{"scope": "conv1"}"#,
+    );
     assert_eq!((code, v["revoked"].as_u64()), (200, Some(1)));
     assert_eq!(
         post(&server.addr(), "/v1/decide", push).1["decision"],
@@ -1184,7 +1193,7 @@ fn tenants_on_one_store_never_see_each_others_grants_or_runs() {
     });
     let push = r#"{"tool": "bash", "args": {"command": "git push"}}"#;
     let grant = r#"{"source": "commit", "rank": 1, "allow": "bash(git push:*)"}"#;
-    assert_eq!(post(&acme.addr(), "/v1/grants", grant).0, 200);
+    assert_eq!(post(&acme.admin(), "/v1/grants", grant).0, 200);
     assert_eq!(
         post(&acme.addr(), "/v1/decide", push).1["decision"],
         "allow"
@@ -1201,8 +1210,80 @@ fn tenants_on_one_store_never_see_each_others_grants_or_runs() {
         "ask"
     );
     let runs = |server: &Server| {
-        serde_json::from_str::<Value>(&get(&server.addr(), "/v1/runs").1).unwrap()["runs"].clone()
+        serde_json::from_str::<Value>(&get(&server.admin(), "/v1/runs").1).unwrap()["runs"].clone()
     };
     assert_eq!(runs(&globex), serde_json::json!(["r1"]));
     assert_eq!(runs(&acme), serde_json::json!([]));
+}
+
+/// What changes or lists the state is served on the admin listener alone,
+/// under the admin token when one is given: the decision listener, which
+/// a hook's agent can reach, answers 404 to a release or a grant, and the
+/// decision token does not open the admin routes. Status and metrics take
+/// either token.
+#[test]
+fn the_state_endpoints_are_the_admin_listeners_under_its_own_token() {
+    let s = Scratch::new("admin-state");
+    let server = serve(&s, &artifact(STATEFUL.as_bytes()), |c| {
+        c.token = Some("decide-token".into());
+        c.admin_token = Some("admin-token".into());
+    });
+    let (agent, admin) = (server.addr(), server.admin());
+    let batch = r#"[{"tool": "bash", "args": {"command": "ls"}, "run_id": "r1", "call_id": "a"},
+                   {"tool": "bash", "args": {"command": "git push"}, "run_id": "r1", "call_id": "b"}]"#;
+    let (code, v) = post_token(&agent, "/v1/decide", batch, Some("decide-token"));
+    assert_eq!((code, v[1]["decision"].as_str()), (200, Some("ask")));
+
+    let release = r#"{"run_id": "r1", "answers": [{"call_id": "b", "answer": "approve"}]}"#;
+    let grant = r#"{"source": "me", "rank": 9, "allow": "bash(*)"}"#;
+    for (path, body) in [("/v1/release", release), ("/v1/grants", grant)] {
+        let (code, _) =
+            client::post(&agent, path, body.as_bytes(), Some("decide-token"), T).unwrap();
+        assert_eq!(code, 404, "{path} on the decision listener");
+        let (code, _) =
+            client::post(&admin, path, body.as_bytes(), Some("decide-token"), T).unwrap();
+        assert_eq!(code, 401, "{path} with the decision token");
+    }
+    let (code, _) = client::get(&agent, "/v1/runs", Some("decide-token"), T).unwrap();
+    assert_eq!(code, 404);
+    let (code, _) = client::get(&admin, "/v1/runs", Some("decide-token"), T).unwrap();
+    assert_eq!(code, 401);
+    let (code, _) = client::post(&admin, "/v1/reload", b"", Some("decide-token"), T).unwrap();
+    assert_eq!(code, 401);
+
+    let (code, v) = post_token(&admin, "/v1/release", release, Some("admin-token"));
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["answers"][1]["answer"], "approve");
+    for token in ["decide-token", "admin-token"] {
+        for path in ["/v1/status", "/metrics"] {
+            let (code, _) = client::get(&admin, path, Some(token), T).unwrap();
+            assert_eq!(code, 200, "{path} with {token}");
+        }
+    }
+}
+
+/// An admin listener off loopback is refused with no token at all, as a
+/// decision listener is; nothing is bound.
+#[test]
+fn an_admin_listener_off_loopback_needs_a_token() {
+    let s = Scratch::new("admin-public");
+    let path = s.path("served.tgb");
+    std::fs::write(&path, artifact(STATEFUL.as_bytes())).unwrap();
+    let mut c = Config::new(Source::Bundle(path));
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.admin_listen = Some(Addr::parse("0.0.0.0:0").unwrap());
+    c.watch = false;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = rt
+        .block_on(toolgate_server::start(c))
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("`0.0.0.0:0` is not a loopback address")),
+        "{err:?}"
+    );
 }
