@@ -387,7 +387,7 @@ enum Command {
     /// reloaded when its file changes (or on `SIGHUP`).
     ///
     /// Example: `toolgate serve --bundle policy.tgb --listen 127.0.0.1:8181`
-    Serve(Serve),
+    Serve(Box<Serve>),
     /// Run test files (a policy and the decisions its calls should get;
     /// `spec/testing.md`) and conformance files on every engine.
     ///
@@ -748,7 +748,7 @@ fn main() -> ExitCode {
             require_signature.as_deref(),
             signature.as_deref(),
         ),
-        Command::Serve(flags) => serve(flags),
+        Command::Serve(flags) => serve(*flags),
         Command::Test {
             files,
             engine,
