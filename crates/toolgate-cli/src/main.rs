@@ -3163,9 +3163,11 @@ struct Serve {
     store_scope: Option<String>,
     /// A file of state keys (64 hexadecimal digits a line, the first
     /// sealing): every record written into the store carries a tag made
-    /// with it, and a record without a good tag is refused, so whoever
-    /// can write to a shared store without the key cannot release a call
-    /// or grant a rule. Every replica needs the same file.
+    /// with it over the record and its place, and a record without a good
+    /// tag is refused, so whoever can write to a shared store without the
+    /// key cannot forge or move a held call, a grant or an action (rolling
+    /// the store back is for its access control). Every replica needs the
+    /// same file.
     #[arg(long)]
     state_key: Option<String>,
     /// Do not watch the artifact's file (reload on `SIGHUP` or

@@ -742,8 +742,8 @@ fn the_http_hook_lowers_served_settings_under_the_payloads_mode() {
 /// The state a replica keeps in Redis, sealed with `--state-key`: a call
 /// held behind an asked one and written into Redis by something without
 /// the key (well formed, as spec §14.2 would release it) is not released
-/// but refused with `503`, naming the record; the genuine run is released
-/// once the forged record is forgotten. Without a key the server warns.
+/// but refused with `503`, naming the record, and nothing is taken.
+/// Without a key the server warns.
 /// A key file that does not read is refused at start, naming its line.
 #[test]
 fn a_sealed_store_refuses_a_held_call_written_into_redis_without_the_key() {

@@ -27,6 +27,7 @@ macro_rules! sealed_suite {
             a_held_call_written_without_the_key_is_not_released,
             a_genuine_record_copied_to_another_call_is_refused,
             a_grant_written_without_the_key_denies_until_discarded,
+            a_genuine_grant_moved_to_another_scope_or_source_is_refused,
             records_sealed_with_a_retired_key_open_while_it_is_listed,
             an_action_written_without_the_key_denies_the_session,
         );
@@ -145,7 +146,12 @@ pub fn a_genuine_record_copied_to_another_call_is_refused(open: Open<'_>) -> R {
     sup.decide_batch(1, &turn("r2"));
     inner.defer(&ns, "r3", "a", &held)?;
     sup.decide_batch(1, &[bash("r3", "b", "git push")]);
-    assert!(sup.release("r3", &[Answer::approve("b")]).is_err());
+    let err = sup.release("r3", &[Answer::approve("b")]).err();
+    assert!(
+        err.as_ref()
+            .is_some_and(|e| refused(e, "the pending call `a` of the run `r3`")),
+        "{err:?}"
+    );
 
     let other = fresh("sealed");
     let elsewhere = on(sealed(&inner, 1), other.clone())?;
@@ -197,6 +203,52 @@ pub fn a_grant_written_without_the_key_denies_until_discarded(open: Open<'_>) ->
     let g = sup.grant("local", &RuleDecl::new("bash", Some("npm test:*")))?;
     assert!(g.granted, "{}", g.reason);
     assert_eq!(sup.would(&npm)?.decision, Decision::Allow);
+    Ok(())
+}
+
+/// A genuine sealed grant set copied under another scope, another source
+/// or another namespace is refused there (every call denied until it is
+/// discarded), and the original stays in force.
+pub fn a_genuine_grant_moved_to_another_scope_or_source_is_refused(open: Open<'_>) -> R {
+    let inner = open();
+    let ns = fresh("sealed");
+    let sup = on(sealed(&inner, 1), ns.clone())?;
+    let set = toolgate::RuleSet {
+        source: toolgate::Source {
+            name: "skill".into(),
+            rank: 5,
+            trusted: true,
+            ..toolgate::Source::default()
+        },
+        lists: toolgate::RuleLists::parse("bash(npm test:*)", "", "")?,
+        ..toolgate::RuleSet::default()
+    };
+    sup.grant_set(&set, Some("c1"))?;
+    let npm = |scope: &str| bash("r", "n", "npm test").in_scope(scope);
+    assert_eq!(sup.would(&npm("c1"))?.decision, Decision::Allow);
+    assert_eq!(sup.would(&npm("c2"))?.decision, Decision::Ask);
+    let (_, _, record) = inner
+        .grants(&ns)?
+        .into_iter()
+        .next()
+        .ok_or("the grant set was not kept")?;
+
+    let other = fresh("sealed");
+    for (at, scope, source) in [
+        (&ns, "c2", "skill"),
+        (&ns, "c1", "other"),
+        (&other, "c1", "skill"),
+    ] {
+        inner.put_grant(at, scope, source, &record)?;
+        let here = on(sealed(&inner, 1), at.clone())?;
+        let v = here.decide_batch(1, &[npm(scope)]).remove(0);
+        assert_eq!(v.decision, Decision::Deny, "{scope}/{source}: {}", v.reason);
+        assert!(v.reason.contains("state key"), "{}", v.reason);
+        let gone = here.discard_unreadable()?;
+        assert_eq!(gone.len(), 1, "{scope}/{source}");
+    }
+    assert_eq!(sup.would(&npm("c1"))?.decision, Decision::Allow);
+    assert_eq!(sup.would(&npm("c2"))?.decision, Decision::Ask);
     Ok(())
 }
 

@@ -15,12 +15,20 @@
 //! record this version cannot read, and the repairs are the same (forget
 //! the run, discard the unreadable grant records).
 //!
-//! What a tag cannot stop: deleting records (a pending call, a grant set,
-//! the newest actions of a session) and rewriting the reviewer history,
-//! which the store keeps as bare outcomes. Deleting a pending call leaves
-//! it unanswered; deleting a grant set or an action can only take back a
-//! rule or a count someone wrote, which a store's own access control must
-//! guard.
+//! What a tag cannot stop, since the store is the only memory replicas
+//! share and a writer can roll it back:
+//! * putting back, at its own place, a record this service sealed there
+//!   before: a grant set since revoked or replaced (which allows again), a
+//!   call since released (which a later release of the run answers again);
+//! * deleting records: a pending call (left unanswered), a grant set (its
+//!   rules gone, deny rules included), the newest actions of a session
+//!   (its counts and totals lower);
+//! * rewriting the reviewer history, which the store keeps as bare
+//!   outcomes.
+//!
+//! A seal takes away forging and moving; rollback and deletion are for the
+//! store's own access control (Redis ACLs, TLS, a network only the
+//! replicas reach).
 
 use std::fmt;
 use std::sync::Arc;
@@ -87,11 +95,16 @@ impl SealKey {
     pub fn from_hex(text: &str) -> Result<SealKey, SealKeyError> {
         let text = text.trim();
         let digits = text.as_bytes();
-        if digits.len() != 64 {
+        let n = text.chars().count();
+        if n != 64 {
             return Err(SealKeyError(format!(
-                "a state key is 64 hexadecimal digits, and this one has {} characters: make one with `head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'`",
-                text.chars().count()
+                "a state key is 64 hexadecimal digits, and this one has {n} characters: make one with `head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'`"
             )));
+        }
+        if digits.len() != 64 {
+            return Err(SealKeyError(
+                "a state key is 64 hexadecimal digits, and this one holds another character: write it with 0-9 and a-f only".into(),
+            ));
         }
         let mut key = [0u8; 32];
         for (byte, pair) in key.iter_mut().zip(digits.chunks_exact(2)) {
@@ -107,8 +120,10 @@ impl SealKey {
 
     /// The keys of a key file: one key a line, in hexadecimal; blank lines
     /// and lines starting with `#` are skipped. The first key seals; every
-    /// key opens, so a key is retired by writing its successor above it
-    /// and, once what it sealed has expired, removing it.
+    /// key opens. To rotate, add the new key below the current one on every
+    /// replica; once all have it, move it to the top; once what the old key
+    /// sealed has expired, remove the old one. (A replica that seals with a
+    /// key another does not hold yet writes what that one refuses.)
     ///
     /// ```
     /// use toolgate::state::SealKey;
@@ -362,6 +377,11 @@ impl Store for Sealed {
         run: &str,
         call_ids: &[&str],
     ) -> Result<Vec<Pending>, StoreError> {
+        // The state layer reads a run's records (`pending`) before it takes
+        // them, so a refused record stops the release before this. Only a
+        // record replaced in between is refused here, after the store took
+        // the run's calls: they are then gone unanswered, which fails
+        // closed (nothing runs) but is not "nothing taken".
         let taken = self.inner.take(ns, run, call_ids)?;
         self.open_pending(ns, run, taken)
     }
@@ -396,11 +416,7 @@ impl Store for Sealed {
         source: &str,
         record: &[u8],
     ) -> Result<bool, StoreError> {
-        // A refused record comes back as it was stored, behind the mark.
-        if let Some(stored) = record.strip_prefix(REFUSED) {
-            return self.inner.remove_grant_if(ns, scope, source, stored);
-        }
-        // An opened one was sealed by one of the keys, and sealing is
+        // An opened record was sealed by one of the keys, and sealing is
         // deterministic: one of them gives back the stored bytes.
         for key in &self.keys {
             let sealed = Sealed::seal_with(key, ns, Place::Grant(scope, source), record);
@@ -408,7 +424,13 @@ impl Store for Sealed {
                 return Ok(true);
             }
         }
-        Ok(false)
+        // A refused record came back as it was stored, behind the mark (a
+        // genuine record that happens to start with the mark was tried
+        // above).
+        match record.strip_prefix(REFUSED) {
+            Some(stored) => self.inner.remove_grant_if(ns, scope, source, stored),
+            None => Ok(false),
+        }
     }
 
     fn grants(&self, ns: &Namespace) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
@@ -494,6 +516,9 @@ mod tests {
         assert!(!err.contains(&secret[..8]), "{err}");
         let short = SealKey::parse_file("abcd\n").err().map(|e| e.to_string());
         assert!(short.unwrap_or_default().contains("has 4 characters"));
+        let wide = "a".repeat(63) + "é";
+        let wide = SealKey::from_hex(&wide).err().map(|e| e.to_string());
+        assert!(wide.unwrap_or_default().contains("another character"));
         assert_eq!(format!("{:?}", SealKey::from_bytes([1; 32])), "SealKey(..)");
         let upper = "AB".repeat(32);
         assert!(SealKey::from_hex(&upper).is_ok());
@@ -529,6 +554,18 @@ mod tests {
         };
         assert!(refused(record).is_some());
         assert_eq!(sealed.remove_grant_if(&ns(), "c", "s", record), Ok(true));
+        assert_eq!(inner.grants(&ns()).map(|g| g.len()), Ok(0));
+    }
+
+    #[test]
+    fn a_genuine_grant_that_starts_like_the_mark_is_still_removed() {
+        let inner: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let sealed = Sealed::new(Arc::clone(&inner), SealKey::from_bytes([1; 32]));
+        let record = [REFUSED, b"and more"].concat();
+        sealed.put_grant(&ns(), "c", "s", &record).ok();
+        let read = sealed.grants(&ns()).unwrap_or_default();
+        assert_eq!(read, [("c".into(), "s".into(), record.clone())]);
+        assert_eq!(sealed.remove_grant_if(&ns(), "c", "s", &record), Ok(true));
         assert_eq!(inner.grants(&ns()).map(|g| g.len()), Ok(0));
     }
 

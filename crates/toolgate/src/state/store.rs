@@ -66,7 +66,7 @@ impl fmt::Display for StoreError {
             ),
             StoreError::Corrupt(why) => write!(
                 f,
-                "the state store holds a record this version cannot read ({why}); the calls it bears on are denied until it is removed or toolgate upgraded"
+                "the state store holds a record this version cannot read ({why}); the calls it bears on are denied until it is removed (or toolgate upgraded, when a newer one wrote it)"
             ),
         }
     }
