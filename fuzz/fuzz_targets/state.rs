@@ -49,6 +49,15 @@
 //! review; a failed revocation removes no grant set; `discard_unreadable`
 //! removes exactly the grant records a supervisor cannot read on their
 //! own, after which decisions read the store again.
+//!
+//! Sealed damage (mode bits 0 and 2 set): the same, with the supervisor
+//! on a `Sealed` store over the memory store and the damage written into
+//! the memory store beneath it, as a writer without the state key would.
+//! The templates are then sealed records, so the damage also copies
+//! genuine records to other runs, calls, scopes and sources. On top of
+//! the checks above: a pending record the program wrote is readable only
+//! when it is byte for byte the sealed record set up at that same run and
+//! call; anything else is refused.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -57,7 +66,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use toolgate::state::{
     Answer, Event, EventKind, HookDecision, MemoryStore, Namespace, Reply, Review, Reviewer,
-    StateError, Store, StoreError, Supervisor,
+    SealKey, Sealed, StateError, Store, StoreError, Supervisor,
 };
 use toolgate::{Call, Decision, Engine, Policy, RuleDecl, RuleLists, RuleSet, Session, Source};
 
@@ -795,14 +804,27 @@ fn damaged_bytes(inp: &mut Bytes<'_>, templates: &[Vec<u8>]) -> Vec<u8> {
     }
 }
 
-fn damaged(mut inp: Bytes<'_>) {
+/// The key of the sealed damage mode.
+const KEY: [u8; 32] = [0x5e; 32];
+
+/// `store` as the supervisor of a damage mode sees it: sealed or not.
+fn seen_through(store: &Arc<MemoryStore>, sealed: bool) -> Arc<dyn Store> {
+    let inner = Arc::clone(store) as Arc<dyn Store>;
+    if sealed {
+        Arc::new(Sealed::new(inner, SealKey::from_bytes(KEY)))
+    } else {
+        inner
+    }
+}
+
+fn damaged(mut inp: Bytes<'_>, sealed: bool) {
     let b = base();
     let store = Arc::new(MemoryStore::new());
     let ns = ns();
     let sup = Supervisor::from_policy(
         b.policy.clone(),
         toolgate::builtins::registry(),
-        Arc::clone(&store) as Arc<dyn Store>,
+        seen_through(&store, sealed),
         ns.clone(),
     )
     .expect("the policy builds");
@@ -821,21 +843,16 @@ fn damaged(mut inp: Bytes<'_>) {
     sup.grant_set(&b.sets[2], None).expect("grant_set");
     sup.grant_set(&b.sets[0], Some("c1")).expect("grant_set");
     let mut deferred_t: Vec<Vec<u8>> = Vec::new();
+    // Each genuine pending record with where it was set up.
+    let mut genuine: Vec<(&str, String, Vec<u8>)> = Vec::new();
     for r in ["r0", "r1"] {
-        deferred_t.extend(
-            store
-                .pending(&ns, r)
-                .expect("pending")
-                .into_iter()
-                .map(|p| p.record),
-        );
+        for p in store.pending(&ns, r).expect("pending") {
+            deferred_t.push(p.record.clone());
+            genuine.push((r, p.call_id, p.record));
+        }
     }
-    let mut grant_t: Vec<Vec<u8>> = store
-        .grants(&ns)
-        .expect("grants")
-        .into_iter()
-        .map(|g| g.2)
-        .collect();
+    let genuine_grants = store.grants(&ns).expect("grants");
+    let mut grant_t: Vec<Vec<u8>> = genuine_grants.iter().map(|g| g.2.clone()).collect();
     grant_t.push(
         br#"{"v":1,"source":"local","rule":{"tool":"bash","spec":"npm test:*"},"over":null}"#
             .to_vec(),
@@ -855,6 +872,22 @@ fn damaged(mut inp: Bytes<'_>) {
                 let id = IDS[usize::from(inp.byte() % 8)];
                 let bytes = damaged_bytes(&mut inp, &deferred_t);
                 store.defer(&ns, run, id, &bytes).expect("defer");
+                if sealed {
+                    // Read alone, at the place it was written: the run's
+                    // other records cannot fail the read for it.
+                    let at_home = genuine
+                        .iter()
+                        .any(|(r, i, g)| *r == run && i == id && *g == bytes);
+                    let alone = Arc::new(MemoryStore::new());
+                    alone.defer(&ns, run, id, &bytes).expect("defer");
+                    let read = seen_through(&alone, true).pending(&ns, run);
+                    assert_eq!(
+                        read.is_ok(),
+                        at_home,
+                        "at {run}/{id}, a record {} the seal made there: {read:?}",
+                        if at_home { "that" } else { "not" }
+                    );
+                }
             }
             2 | 3 => {
                 let x = inp.byte();
@@ -864,6 +897,17 @@ fn damaged(mut inp: Bytes<'_>) {
                 store
                     .put_grant(&ns, scope, source, &bytes)
                     .expect("put_grant");
+                if sealed {
+                    let at_home = genuine_grants
+                        .iter()
+                        .any(|(s, src, g)| s == scope && src == source && *g == bytes);
+                    if !at_home {
+                        assert!(
+                            !readable(scope, source, &bytes, &probe, true),
+                            "a grant record the seal did not make at {scope:?}/{source:?} was read"
+                        );
+                    }
+                }
             }
             4 => {
                 let run = inp.run();
@@ -934,7 +978,7 @@ fn damaged(mut inp: Bytes<'_>) {
                         // left reads: decisions recover.
                         let want: Vec<_> = before
                             .iter()
-                            .filter(|(s, src, r)| readable(s, src, r, &probe))
+                            .filter(|(s, src, r)| readable(s, src, r, &probe, sealed))
                             .cloned()
                             .collect();
                         assert_eq!(after, want, "discard_unreadable kept {gone:?}");
@@ -958,11 +1002,14 @@ fn damaged(mut inp: Bytes<'_>) {
 
 /// Whether a supervisor can read the grant record `record` of `source`
 /// under `scope`: one on a store holding it alone decides.
-fn readable(scope: &str, source: &str, record: &[u8], probe: &Call) -> bool {
+fn readable(scope: &str, source: &str, record: &[u8], probe: &Call, sealed: bool) -> bool {
     let store = Arc::new(MemoryStore::new());
-    let ns = Namespace::new("t", "readable");
-    store.put_grant(&ns, scope, source, record).expect("put_grant");
-    Supervisor::new(Arc::clone(&base().engine), store, ns)
+    // The namespace of the damage modes: a seal covers it.
+    let ns = ns();
+    store
+        .put_grant(&ns, scope, source, record)
+        .expect("put_grant");
+    Supervisor::new(Arc::clone(&base().engine), seen_through(&store, sealed), ns)
         .would(probe)
         .is_ok()
 }
@@ -1076,6 +1123,6 @@ fuzz_target!(|data: &[u8]| {
     if mode & 1 == 0 {
         program(inp, mode & 2 != 0);
     } else {
-        damaged(inp);
+        damaged(inp, mode & 4 != 0);
     }
 });
