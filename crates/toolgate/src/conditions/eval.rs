@@ -23,7 +23,7 @@
 
 use super::layout::*;
 use super::scan::{self, FieldScan};
-use super::value::{js_number, js_string, resolve, Field};
+use super::value::{js_number_into, js_string, resolve, Field};
 use crate::runtime::eval::{Budget, Sink};
 use crate::runtime::program::{Program, View, NONE};
 use regex_automata::hybrid::LazyStateID;
@@ -353,7 +353,7 @@ impl<'a> Compiled<'a> {
             let (ty, own): (u32, Option<&str>) = match field {
                 Field::Value(Value::String(v)) => (PT_STRING, Some(v.as_str())),
                 Field::Value(Value::Number(n)) => {
-                    s.text.push_str(&js_number(n.as_f64().unwrap_or(f64::NAN)));
+                    js_number_into(n.as_f64().unwrap_or(f64::NAN), &mut s.text);
                     (PT_NUMBER, None)
                 }
                 Field::Value(Value::Bool(b)) => {
@@ -361,7 +361,7 @@ impl<'a> Compiled<'a> {
                     (PT_BOOL, None)
                 }
                 Field::Length(n) => {
-                    s.text.push_str(&n.to_string());
+                    let _ = std::fmt::Write::write_fmt(&mut s.text, format_args!("{n}"));
                     (PT_NUMBER, None)
                 }
                 Field::Value(other) => {

@@ -78,35 +78,61 @@ fn array_index(part: &str) -> Option<usize> {
     part.parse().ok()
 }
 
-/// JavaScript's `Number.prototype.toString()` for a finite number: the
-/// shortest digits that read back, in plain notation from 1e-6 up to 1e21
-/// and in exponent notation (`1e+21`, `1.5e-7`) outside.
+/// JavaScript's `Number.prototype.toString()`: the shortest digits that
+/// read back, in plain notation from 1e-6 up to 1e21 and in exponent
+/// notation (`1e+21`, `1.5e-7`) outside.
 pub fn js_number(x: f64) -> String {
+    let mut out = String::new();
+    js_number_into(x, &mut out);
+    out
+}
+
+/// Beneath every integer below 2^53 lies a double one apart, so its
+/// exact digits are also its shortest.
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// [`js_number`], appended to `out`: a field's number is printed once a
+/// decision, into the decision's scratch text.
+pub fn js_number_into(x: f64, out: &mut String) {
+    use std::fmt::Write as _;
     if x == 0.0 {
-        return "0".into();
+        out.push('0');
+        return;
     }
     if !x.is_finite() {
-        return if x.is_nan() {
-            "NaN".into()
+        out.push_str(if x.is_nan() {
+            "NaN"
         } else if x > 0.0 {
-            "Infinity".into()
+            "Infinity"
         } else {
-            "-Infinity".into()
-        };
+            "-Infinity"
+        });
+        return;
     }
-    // `{:e}` gives the shortest round-trip digits: `d.ddde±x`.
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if x.fract() == 0.0 && x.abs() < EXACT_INTEGERS {
+        // Exact: the guard keeps the value inside i64.
+        let _ = write!(out, "{}", x as i64);
+        return;
+    }
+    // `{:e}` gives the shortest round-trip digits, `d.ddde±x`, at most 24
+    // bytes for a double: written on the stack, not allocated.
+    let mut sci = Stack::default();
+    let _ = write!(sci, "{:e}", x.abs());
+    let sci = sci.as_str();
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let mut digits = Stack::default();
+    for c in mantissa.chars().filter(char::is_ascii_digit) {
+        let _ = digits.write_char(c);
+    }
+    let digits = digits.as_str();
     let exp: i64 = exp.parse().unwrap_or(0);
     let k = digits.len() as i64;
     let n = exp + 1;
-    let mut out = String::new();
     if x < 0.0 {
         out.push('-');
     }
     if k <= n && n <= 21 {
-        out.push_str(&digits);
+        out.push_str(digits);
         out.extend(std::iter::repeat_n('0', (n - k) as usize));
     } else if 0 < n && n <= 21 {
         let (a, b) = digits.split_at(n as usize);
@@ -116,7 +142,7 @@ pub fn js_number(x: f64) -> String {
     } else if -6 < n && n <= 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
+        out.push_str(digits);
     } else {
         let (a, b) = digits.split_at(1);
         out.push_str(a);
@@ -126,9 +152,35 @@ pub fn js_number(x: f64) -> String {
         }
         out.push('e');
         out.push(if n > 0 { '+' } else { '-' });
-        out.push_str(&(n - 1).abs().to_string());
+        let _ = write!(out, "{}", (n - 1).abs());
     }
-    out
+}
+
+/// A short text on the stack; what does not fit is dropped (a double's
+/// `{:e}` always fits).
+#[derive(Default)]
+struct Stack {
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl Stack {
+    fn as_str(&self) -> &str {
+        self.buf
+            .get(..self.len)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Write for Stack {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let slot = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        slot.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// JavaScript's `String(v)` of a JSON value; `null` inside an array is the
@@ -137,7 +189,7 @@ pub fn js_string(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&js_number(n.as_f64().unwrap_or(f64::NAN))),
+        Value::Number(n) => js_number_into(n.as_f64().unwrap_or(f64::NAN), out),
         Value::String(s) => out.push_str(s),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
@@ -177,6 +229,67 @@ mod tests {
             (12345678901234567890.0, "12345678901234567000"),
         ] {
             assert_eq!(js_number(x), want, "{x:e}");
+        }
+    }
+
+    /// The allocation-free printer against the plain one it replaced:
+    /// `{:e}`'s digits placed by the same rules, on integers around 2^53,
+    /// powers of ten, halves and random bit patterns.
+    #[test]
+    fn the_buffer_printer_agrees_with_the_plain_one() {
+        fn plain(x: f64) -> String {
+            if x == 0.0 {
+                return "0".into();
+            }
+            if !x.is_finite() {
+                return js_number(x);
+            }
+            let sci = format!("{:e}", x.abs());
+            let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+            let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+            let exp: i64 = exp.parse().unwrap_or(0);
+            let (k, n) = (digits.len() as i64, exp + 1);
+            let sign = if x < 0.0 { "-" } else { "" };
+            let body = if k <= n && n <= 21 {
+                format!("{digits}{}", "0".repeat((n - k) as usize))
+            } else if 0 < n && n <= 21 {
+                let (a, b) = digits.split_at(n as usize);
+                format!("{a}.{b}")
+            } else if -6 < n && n <= 0 {
+                format!("0.{}{digits}", "0".repeat((-n) as usize))
+            } else {
+                let (a, b) = digits.split_at(1);
+                let b = if b.is_empty() {
+                    String::new()
+                } else {
+                    format!(".{b}")
+                };
+                format!("{a}{b}e{}{}", if n > 0 { '+' } else { '-' }, (n - 1).abs())
+            };
+            format!("{sign}{body}")
+        }
+        let mut xs: Vec<f64> = Vec::new();
+        for d in -3i64..=3 {
+            let around = EXACT_INTEGERS + d as f64;
+            xs.extend([around, -around, around / 2.0, 2f64.powi(62) + d as f64]);
+        }
+        for e in -30..=30 {
+            let p = 10f64.powi(e);
+            xs.extend([p, -p, p * 1.5, p + 1.0, p - 1.0]);
+        }
+        let mut bits = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            xs.push(f64::from_bits(bits));
+            xs.push((bits % 100_000) as f64 / 100.0);
+            xs.push((bits % 1_000_000_007) as f64);
+        }
+        for x in xs {
+            let mut got = String::from("kept|");
+            js_number_into(x, &mut got);
+            assert_eq!(got, format!("kept|{}", plain(x)), "{x:e}");
         }
     }
 

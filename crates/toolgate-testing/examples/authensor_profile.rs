@@ -1,0 +1,51 @@
+//! Decides the Authensor benchmark's workload in a loop, for a profiler
+//! (`valgrind --tool=callgrind --toggle-collect='*measured*'`): the
+//! benchmark itself spends most of a profile building its workload.
+//!
+//! `cargo run --release -p toolgate-testing --example authensor_profile -- 1000 20000`
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+use std::hint::black_box;
+use toolgate::authensor::{AuthensorEngine, AuthensorResult, Envelope, Policies};
+use toolgate_testing::authensor::Generator;
+
+#[inline(never)]
+fn measured(engine: &AuthensorEngine<'_>, env: &Envelope) -> AuthensorResult {
+    engine.decide(env)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let rules: usize = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(1000);
+    let rounds: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(20_000);
+    // The benchmark's workload (`benches/authensor.rs`): 50 rules a
+    // policy, a quarter of the envelopes without a session.
+    let mut g = Generator::new(rules as u64);
+    let policies = Policies::from_value(&g.gateway_policies(rules / 50, 50)).unwrap();
+    let envelopes: Vec<Envelope> = (0..1024)
+        .map(|i| {
+            let mut e = g.gateway_envelope();
+            if i % 4 == 3 {
+                e.as_object_mut().unwrap().remove("session");
+            }
+            Envelope::from_value(e).unwrap()
+        })
+        .collect();
+    let engine = AuthensorEngine::build(&policies).unwrap();
+    let start = std::time::Instant::now();
+    for i in 0..rounds {
+        black_box(measured(
+            &engine,
+            black_box(&envelopes[i % envelopes.len()]),
+        ));
+    }
+    eprintln!(
+        "{rules} rules: {:?} per decision",
+        start.elapsed() / rounds as u32
+    );
+}
