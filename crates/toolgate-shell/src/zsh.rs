@@ -207,7 +207,7 @@ mod tests {
         // bash's own forms read as before.
         assert_eq!(
             show("echo ${#x} ${!x} ${#} ${x:-y} $# $- $= $~"),
-            ["cmd:echo ${#x} ${!x} ${#} ${x:-y} $# $- $= $~"]
+            ["cmd!${!x}", "cmd:echo ${#x} ${!x} ${#} ${x:-y} $# $- $= $~"]
         );
     }
 
