@@ -7,8 +7,9 @@
 //! answers `PERMISSION_DENIED` with the reason as the body of a 403 and the
 //! rule in `dynamic_metadata`; ask answers the same deny with an
 //! `x-toolgate-decision: ask` header, since Envoy has no ask. A request
-//! with no tool call, a body too large, or one Envoy cut short
-//! (`x-envoy-auth-partial-body: true`) is denied.
+//! with no tool call, a body too large, one Envoy cut short
+//! (`x-envoy-auth-partial-body: true`), or one naming its tool in the
+//! header beside a JSON body, is denied.
 
 use crate::http::Shared;
 use envoy_types::ext_authz::v3::pb::{
@@ -58,6 +59,20 @@ pub(crate) fn call_of(http: Option<&HttpRequest>, max: usize) -> Result<String, 
         return Err(format!("the request body is longer than {max} bytes"));
     }
     if let Some(tool) = http.headers.get(TOOL_HEADER) {
+        // The header form is for bodies that are not JSON-RPC. A JSON body
+        // beside it may be the call the upstream runs (a `tools/call` for
+        // `rm -rf /` behind a header naming `ls`), whether or not it reads
+        // strictly here, so the request is refused.
+        let text = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+        if text
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| matches!(b, b'{' | b'['))
+        {
+            return Err(format!(
+                "the request names its tool in `{TOOL_HEADER}` and carries a JSON body, which the upstream may read as another call: send the call in the body alone, or the headers with a body that is not JSON"
+            ));
+        }
         let args = match http.headers.get(ARGUMENTS_HEADER) {
             Some(a) => toolgate::json::parse_strict(a)
                 .map_err(|e| format!("`{ARGUMENTS_HEADER}` is not JSON: {e}"))?,

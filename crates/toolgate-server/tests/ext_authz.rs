@@ -135,6 +135,30 @@ fn envoy_checks_are_allowed_denied_and_asked_as_denies() {
         ))
         .await;
         assert_eq!(meta(&r, "decision"), "allow");
+        // A header naming `ls` beside a body the upstream reads as
+        // `rm -rf /` (a call, a batch, after a byte-order mark, or with a
+        // repeated key this reader refuses): denied, whatever the body.
+        for body in [
+            tools_call("rm -rf /"),
+            format!("[{}]", tools_call("rm -rf /")),
+            format!("\u{feff}  {}", tools_call("rm -rf /")),
+            r#"{"method": "tools/call", "method": "tools/call", "params": {"name": "bash", "arguments": {"command": "rm -rf /"}}}"#.to_string(),
+        ] {
+            let r = check(check_request(
+                &[("x-mcp-tool-name", "bash"), ("x-mcp-tool-arguments", r#"{"command": "ls"}"#)],
+                &body,
+            ))
+            .await;
+            assert_eq!(meta(&r, "decision"), "deny", "{body}");
+            assert!(meta(&r, "reason").contains("JSON body"), "{body}");
+        }
+        // A body that is not JSON beside the headers is theirs.
+        let r = check(check_request(
+            &[("x-mcp-tool-name", "bash"), ("x-mcp-tool-arguments", r#"{"command": "ls"}"#)],
+            "plain text",
+        ))
+        .await;
+        assert_eq!(meta(&r, "decision"), "allow");
         // Cut short, too large, no call at all: denied.
         let r = check(check_request(&[("x-envoy-auth-partial-body", "true")], &tools_call("ls"))).await;
         assert_eq!(meta(&r, "decision"), "deny");
