@@ -1669,6 +1669,19 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                             next_arith = false;
                         } else if next_evaluated {
                             self.evaluated(&v, w.flags)?;
+                            // `-v a[…]`: the subscript is arithmetic, and a
+                            // variable named there is evaluated again.
+                            if let Some((_, sub)) = v.split_once('[') {
+                                let sub = sub.strip_suffix(']').unwrap_or(sub);
+                                // (`[[ ]]` does not glob: its brackets are
+                                // the subscript's.)
+                                if w.flags & (PARAM | SUBST | ARITH) != 0 || names_a_variable(sub) {
+                                    self.opaque_expansion(
+                                        &v,
+                                        "names a subscript evaluated as arithmetic, where a variable's value is evaluated again and can run commands",
+                                    )?;
+                                }
+                            }
                             next_evaluated = false;
                         }
                         prev = Some((v, w.flags));

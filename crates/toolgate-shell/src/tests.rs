@@ -1345,7 +1345,7 @@ fn arithmetic_and_subscripts_expand_single_quoted_text() {
         "test -v 'a[$(rm c)]'",
         &["cmd:test -v a[$(rm c)]", "cmd:rm c"],
     );
-    check("[[ -v 'a[$(rm c)]' ]]", &["cmd:rm c"]);
+    check("[[ -v 'a[$(rm c)]' ]]", &["cmd:rm c", "cmd!a[$(rm c)]"]);
     check("[[ 'a[$(rm c)]' -eq 1 ]]", &["cmd:rm c", "cmd!a[$(rm c)]"]);
     check(
         r#"[[ 1 -lt "a[\$(rm c)]" ]]"#,
@@ -1356,6 +1356,15 @@ fn arithmetic_and_subscripts_expand_single_quoted_text() {
     check("printf '$(rm no)' x", &["cmd:printf $(rm no) x"]);
     check("[[ '$(rm no)' == x ]]", &["cmd:[[ '$(rm no)' == x ]]"]);
     check("[[ $(wc -l) -eq 0 ]]", &["cmd:wc -l", "cmd!$(wc -l)"]);
+    // `-v` with a subscript naming a variable: `BASH_REMATCH` may hold
+    // what a file said (bash 5.2 runs `rm y` for
+    // `[[ "$(cat f)" =~ .* ]] && [[ -v a[BASH_REMATCH] ]]`, f holding
+    // `a[$(rm y)]`).
+    check("[[ -v a[BASH_REMATCH] ]]", &["cmd!a[BASH_REMATCH]"]);
+    check(
+        "[[ -v a[1] ]] && [[ -v x ]]",
+        &["cmd:[[ -v a[1] ]] && [[ -v x ]]"],
+    );
     // Partly computed: the value cannot be read.
     check(
         r#"let "a[$y]"'$(rm)'"#,
