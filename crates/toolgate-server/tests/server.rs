@@ -338,9 +338,19 @@ fn a_listener_off_loopback_needs_a_token() {
     c.listen = vec![Addr::parse("0.0.0.0:0").unwrap()];
     c.watch = false;
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let e = rt.block_on(toolgate_server::start(c)).err().unwrap();
+    let e = rt
+        .block_on(toolgate_server::start(c.clone()))
+        .err()
+        .unwrap();
     assert!(matches!(e, toolgate_server::ServeError::NeedsToken { .. }));
     assert!(e.to_string().contains("--token-file"));
+    // So is an admin listener, which an admin token alone may guard.
+    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
+    c.admin_listen = Some(Addr::parse("0.0.0.0:0").unwrap());
+    let e = rt.block_on(toolgate_server::start(c)).err().unwrap();
+    assert!(e
+        .to_string()
+        .contains("`0.0.0.0:0` is not a loopback address"));
 }
 
 #[test]
@@ -1260,30 +1270,4 @@ fn the_state_endpoints_are_the_admin_listeners_under_its_own_token() {
             assert_eq!(code, 200, "{path} with {token}");
         }
     }
-}
-
-/// An admin listener off loopback is refused with no token at all, as a
-/// decision listener is; nothing is bound.
-#[test]
-fn an_admin_listener_off_loopback_needs_a_token() {
-    let s = Scratch::new("admin-public");
-    let path = s.path("served.tgb");
-    std::fs::write(&path, artifact(STATEFUL.as_bytes())).unwrap();
-    let mut c = Config::new(Source::Bundle(path));
-    c.listen = vec![Addr::parse("127.0.0.1:0").unwrap()];
-    c.admin_listen = Some(Addr::parse("0.0.0.0:0").unwrap());
-    c.watch = false;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let err = rt
-        .block_on(toolgate_server::start(c))
-        .err()
-        .map(|e| e.to_string());
-    assert!(
-        err.as_deref()
-            .is_some_and(|e| e.contains("`0.0.0.0:0` is not a loopback address")),
-        "{err:?}"
-    );
 }

@@ -23,18 +23,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rules: usize = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(1000);
     let rounds: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(20_000);
-    // The benchmark's workload (`benches/authensor.rs`): 50 rules a
-    // policy, a quarter of the envelopes without a session.
-    let mut g = Generator::new(rules as u64);
-    let policies = Policies::from_value(&g.gateway_policies(rules / 50, 50)).unwrap();
-    let envelopes: Vec<Envelope> = (0..1024)
-        .map(|i| {
-            let mut e = g.gateway_envelope();
-            if i % 4 == 3 {
-                e.as_object_mut().unwrap().remove("session");
-            }
-            Envelope::from_value(e).unwrap()
-        })
+    let (doc, envelopes) = Generator::gateway_workload(rules);
+    let policies = Policies::from_value(&doc).unwrap();
+    let envelopes: Vec<Envelope> = envelopes
+        .into_iter()
+        .map(|e| Envelope::from_value(e).unwrap())
         .collect();
     let engine = AuthensorEngine::build(&policies).unwrap();
     let start = std::time::Instant::now();

@@ -410,6 +410,26 @@ impl Generator {
         ])
     }
 
+    /// The Authensor benchmark's workload (`benches/authensor.rs`, and the
+    /// profile example beside it): policies of 50 rules, `rules` in all,
+    /// and 1,024 envelopes, every fourth without its session.
+    pub fn gateway_workload(rules: usize) -> (Value, Vec<Value>) {
+        let mut g = Generator::new(rules as u64);
+        let policies = g.gateway_policies(rules / 50, 50);
+        let envelopes = (0..1024)
+            .map(|i| {
+                let mut e = g.gateway_envelope();
+                if i % 4 == 3 {
+                    if let Some(o) = e.as_object_mut() {
+                        o.remove("session");
+                    }
+                }
+                e
+            })
+            .collect();
+        (policies, envelopes)
+    }
+
     /// Policies for a gateway: `n_policies` policies of `rules_each` rules
     /// over about sixty services and eight verbs, scoped by service group,
     /// with defaults on some and session rules on a few.

@@ -27,20 +27,12 @@ use toolgate::authensor::{AuthensorEngine, AuthensorEvaluator, Envelope, Policie
 use toolgate_reference::authensor::AuthensorReference;
 use toolgate_testing::authensor::Generator;
 
-const RULES_EACH: usize = 50;
-
 fn workload(rules: usize) -> (Policies, Vec<Envelope>) {
-    let mut g = Generator::new(rules as u64);
-    let doc = g.gateway_policies(rules / RULES_EACH, RULES_EACH);
+    let (doc, envelopes) = Generator::gateway_workload(rules);
     let policies = Policies::from_value(&doc).unwrap();
-    let envelopes = (0..1024)
-        .map(|i| {
-            let mut e = g.gateway_envelope();
-            if i % 4 == 3 {
-                e.as_object_mut().unwrap().remove("session");
-            }
-            Envelope::from_value(e).unwrap()
-        })
+    let envelopes = envelopes
+        .into_iter()
+        .map(|e| Envelope::from_value(e).unwrap())
         .collect();
     (policies, envelopes)
 }
