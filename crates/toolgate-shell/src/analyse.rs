@@ -690,10 +690,15 @@ impl Parser<'_, '_, '_> {
         let printf = basename(self.v(prog)) == "printf";
         for i in prog + 1..b {
             let w = self.w(i);
-            if printf && i > prog + 1 && self.v(i - 1) == "-v" {
+            // The operand of `-v`, apart (`-v NAME`) or attached (`-vNAME`).
+            let after_v = i > prog + 1 && self.v(i - 1) == "-v";
+            let attached = self.v(i).strip_prefix("-v").filter(|n| !n.is_empty());
+            let name = if after_v { Some(self.v(i)) } else { attached }.map(str::to_string);
+            let name = name.as_deref();
+            if let (true, Some(name)) = (printf, name) {
                 // `printf -v NAME …` assigns NAME as `NAME=…` would, and
                 // `printf -v PATH /tmp/evil; ls` runs another `ls`.
-                let v = display(self.v(i), w.flags);
+                let v = display(name, w.flags);
                 self.out.push(Piece::opaque(
                     Kind::Command,
                     format!("printf -v {v}"),
@@ -707,14 +712,14 @@ impl Parser<'_, '_, '_> {
             // A subscript (`a[…]`, also in `declare -i x='a[…]'`, whose
             // value is arithmetic).
             let name_like = v.contains('[');
-            let take = match how {
-                Evaluates::Arithmetic => true,
-                Evaluates::Names => name_like,
-                Evaluates::OptionV => i > prog + 1 && self.v(i - 1) == "-v" && name_like,
+            let (take, text) = match how {
+                Evaluates::Arithmetic => (true, v),
+                Evaluates::Names => (name_like, v),
+                Evaluates::OptionV => (name.is_some() && name_like, name.unwrap_or(v)),
             };
             if take {
-                let v = v.to_string();
-                self.evaluated(&v, w.flags)?;
+                let text = text.to_string();
+                self.evaluated(&text, w.flags)?;
             }
         }
         Ok(())

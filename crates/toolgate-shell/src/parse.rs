@@ -894,6 +894,9 @@ pub(super) struct Parser<'s, 'o, 'c> {
     pos: usize,
     pub(super) out: &'o mut Out<'c>,
     heredocs: Vec<HereDoc>,
+    /// How many `$( … )` and `<( … )` the reader is inside: there bash
+    /// ends a here-document at a line `DELIM)` too.
+    subst: usize,
 }
 
 impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
@@ -904,6 +907,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             pos: 0,
             out,
             heredocs: Vec::new(),
+            subst: 0,
         }
     }
 
@@ -1961,18 +1965,29 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             let body_start = self.pos;
             let body_end;
             loop {
-                let rest = self.b.get(self.pos..).unwrap_or(&[]);
-                let line_len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-                let line = self.src.get(self.pos..self.pos + line_len).unwrap_or("");
+                // The line as the shell compares it with the delimiter: in
+                // an unquoted body a backslash-newline joins the next line
+                // first (`ls\` then an empty line ends a body at `ls`).
+                let (line, line_len) = self.heredoc_line(h.quoted);
                 let cmp = if h.strip_tabs {
                     line.trim_start_matches('\t')
                 } else {
-                    line
+                    line.as_str()
                 };
                 if cmp == h.delim {
                     body_end = self.pos;
                     self.pos = (self.pos + line_len + 1).min(self.b.len());
                     break;
+                }
+                if self.subst > 0
+                    && cmp
+                        .strip_prefix(h.delim.as_str())
+                        .is_some_and(|rest| rest.starts_with(')'))
+                {
+                    return Err(self.syntax(format!(
+                        "the here-document line `{}` inside a substitution: bash ends the document and the substitution there, so the lines after it are commands; end the document on a line of its own",
+                        snippet(cmp)
+                    )));
                 }
                 if self.pos + line_len >= self.b.len() {
                     // The shell runs a body the end of input closes.
@@ -1991,6 +2006,30 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             }
         }
         Ok(())
+    }
+
+    /// The here-document line at `pos` and how many bytes it spans: with
+    /// `quoted` the physical line; otherwise physical lines joined while
+    /// one ends in an odd run of backslashes (the last one and the newline
+    /// removed), as bash and zsh join them before they compare the line
+    /// with the delimiter.
+    fn heredoc_line(&self, quoted: bool) -> (String, usize) {
+        let mut at = self.pos;
+        let mut line = String::new();
+        loop {
+            let rest = self.b.get(at..).unwrap_or(&[]);
+            let n = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            let part = self.src.get(at..at + n).unwrap_or("");
+            let slashes = part.bytes().rev().take_while(|&c| c == b'\\').count();
+            let joined = !quoted && slashes % 2 == 1 && at + n < self.b.len();
+            if joined {
+                line.push_str(part.get(..part.len() - 1).unwrap_or(""));
+                at += n + 1;
+            } else {
+                line.push_str(part);
+                return (line, at + n - self.pos);
+            }
+        }
     }
 
     /// Reads a here-document body for the substitutions the shell runs in
@@ -2204,10 +2243,28 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         let start = self.pos;
         let (_, j) = self.at(self.pos + 1);
         self.pos = j + 1;
-        self.list(S_RPAREN)?;
-        self.expect_rparen()?;
+        self.subst_list(start)?;
         self.push_raw(start);
         *f |= SUBST;
+        Ok(())
+    }
+
+    /// The list of a `$( … )` or `<( … )` from `pos` through its `)`.
+    /// A here-document opened inside it whose body has not begun when it
+    /// closes (`echo <(cat <<E)`, body on the next lines) is refused: bash
+    /// reads the next lines as its body, zsh as commands.
+    fn subst_list(&mut self, start: usize) -> Res<()> {
+        let pending = self.heredocs.len();
+        self.subst += 1;
+        let r = self.list(S_RPAREN).and_then(|_| self.expect_rparen());
+        self.subst -= 1;
+        r?;
+        if self.heredocs.len() > pending {
+            return Err(self.syntax(format!(
+                "a here-document opened in `{}` whose body starts after it closes: bash reads the next lines as its body and zsh as commands, so write the body inside the substitution",
+                snippet(self.src.get(start..self.pos).unwrap_or(""))
+            )));
+        }
         Ok(())
     }
 
@@ -2263,8 +2320,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     // The list counts the level.
                     *f |= SUBST;
                     self.pos = j + 1;
-                    self.list(S_RPAREN)?;
-                    self.expect_rparen()?;
+                    self.subst_list(start)?;
                 }
                 self.out.buf.truncate(mark);
                 self.push_raw(start);

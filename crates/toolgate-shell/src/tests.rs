@@ -1991,3 +1991,50 @@ fn program_names_built_by_braces_or_ifs_are_expanded_for_deny_rules() {
     check("{rm,$X}", &["cmd!{rm,$X}"]);
     check("'{rm,x}'", &["cmd:{rm,x}"]);
 }
+
+/// Where a here-document ends, as bash 5.2 and zsh 5.9 end it (each line
+/// checked with stand-in programs that log their arguments).
+#[test]
+fn here_documents_end_where_the_shells_end_them() {
+    // Unquoted: a backslash-newline joins the next line before the line is
+    // compared with the delimiter, so `ls\` and an empty line end the body
+    // and `rm -rf y` runs (both shells).
+    check(
+        "cat <<ls\nls\\\n\nrm -rf y\nls",
+        &["cmd:cat", "cmd:rm -rf y", "cmd:ls"],
+    );
+    check(
+        "cat <<-ls\n\tls\\\n\nrm -rf y\nls",
+        &["cmd:cat", "cmd:rm -rf y", "cmd:ls"],
+    );
+    // Quoted: nothing is joined, and the body runs to the last `ls`.
+    check("cat <<'ls'\nls\\\n\nrm -rf y\nls", &["cmd:cat"]);
+    // In a substitution, bash ends the document and the substitution at a
+    // line `E)`; the splitter refuses it rather than read it one way.
+    err(
+        "echo <(cat <<E\nE)\nrm -rf y; cat <<ls\nE\n)\nls",
+        ErrorKind::Syntax,
+    );
+    err("ls $(cat <<E\nE)\nrm -rf y\n)", ErrorKind::Syntax);
+    // A document opened in a substitution that closes on its line: bash
+    // reads the next lines as its body, zsh as commands.
+    err("echo <(cat <<ls)\nrm -rf ~\nls", ErrorKind::Syntax);
+    err("echo $(cat <<ls)\nrm -rf ~\nls", ErrorKind::Syntax);
+    // The common form stays as it was.
+    check(
+        "git commit -m \"$(cat <<'EOF'\nfix: a thing\nEOF\n)\"",
+        &[
+            "cmd:cat",
+            "cmd:git commit -m $(cat <<'EOF'\nfix: a thing\nEOF\n)",
+        ],
+    );
+    // `printf -vNAME`, the name attached, assigns as `-v NAME` does.
+    check(
+        "printf -vPATH %s /tmp/evil; ls",
+        &[
+            "cmd:printf -vPATH %s /tmp/evil",
+            "cmd!printf -v PATH",
+            "cmd:ls",
+        ],
+    );
+}
