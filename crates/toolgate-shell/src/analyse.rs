@@ -644,6 +644,12 @@ impl Parser<'_, '_, '_> {
             self.out.operands((&name, &text), prog, b, fed)?;
         }
         let feeds = name == "xargs";
+        // The keyword `time` takes no option but bash's `-p`: bash and zsh
+        // run `time -o x ls` as the program `-o`, and zsh `time -p ls` as
+        // `-p`. That reading is read beside the wrapper's.
+        if self.v(prog) == "time" && prog + 1 < b && self.v(prog + 1).starts_with('-') {
+            self.wrapped_command((a, prog), prog + 1, b, true, stdin_fed)?;
+        }
         match plan {
             Plan::Plain => Ok(()),
             Plan::Opaque(why) => {

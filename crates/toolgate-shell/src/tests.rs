@@ -330,7 +330,18 @@ fn wrappers() {
         "timeout --signal=KILL 5 rm x",
         &["con:timeout --signal=KILL 5 rm x", "cmd:rm x"],
     );
-    check("time -p rm x", &["con:time -p rm x", "cmd:rm x"]);
+    // The keyword `time` runs an option-looking word as the program (zsh
+    // even `-p`; bash 5.2 and zsh 5.9 run `-o` for `time -o x ls` and for
+    // `time>x -o y`, found by the shell fuzz target): that reading too.
+    check(
+        "time -p rm x",
+        &["con:time -p rm x", "cmd:-p rm x", "cmd:rm x"],
+    );
+    check(
+        "time -o x ls",
+        &["con:time -o x ls", "cmd:-o x ls", "cmd:ls"],
+    );
+    check("time>x -o y", &["cmd:time -o y", "cmd:-o y", "w:x [> x]"]);
     // A plain `{` does not nest inside `${ … }`: the expansion ends at the
     // first `}`, and the newline after it ends the command.
     check(
