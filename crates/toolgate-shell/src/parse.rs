@@ -2363,7 +2363,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 *f |= PARAM;
                 self.pos = j;
                 self.name_tail();
-                self.bare_subscript(f, start)?;
+                self.bare_subscript(f, start, in_dq)?;
                 self.push_raw(start);
             }
             Some(c) if c.is_ascii_digit() || b"@*#?-$!".contains(&c) => {
@@ -2378,7 +2378,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     // zsh reads `$#name` as `${#name}`.
                     self.name_tail();
                 }
-                self.bare_subscript(f, start)?;
+                self.bare_subscript(f, start, in_dq)?;
                 self.push_raw(start);
             }
             _ => {
@@ -2417,13 +2417,23 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// reads a glob or text. The union of the two: the subscript is read
     /// for substitutions as zsh reads it, brackets nesting, up to its `]` or
     /// the first blank or operator, where zsh's word (and bash's) ends.
-    fn bare_subscript(&mut self, f: &mut u16, start: usize) -> Res<()> {
+    /// Inside double quotes, bash's word goes on after the `"` that closes
+    /// them (`"$*["&" "` runs a program named ` ` in both shells), while zsh
+    /// reads the subscript on through it (`echo "$a["'$(rm x)'"]"` runs
+    /// `rm x` in zsh): the subscript is read to its end for zsh's
+    /// substitutions, and the line goes on from that `"` for bash's.
+    fn bare_subscript(&mut self, f: &mut u16, start: usize, in_dq: bool) -> Res<()> {
         if self.b.get(self.pos) != Some(&b'[') {
             return Ok(());
         }
         self.pos += 1;
+        let mark = self.out.buf.len();
+        let mut bash_end = None;
         let mut depth = 0usize;
         while let Some(c) = self.peek() {
+            if c == b'"' && in_dq && bash_end.is_none() {
+                bash_end = Some(self.pos);
+            }
             match c {
                 b']' if depth == 0 => {
                     self.pos += 1;
@@ -2440,6 +2450,10 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 c if is_meta(c) => break,
                 _ => self.expansion_char(f, start, Quotes::LIVE)?,
             }
+        }
+        if let Some(end) = bash_end {
+            self.out.buf.truncate(mark);
+            self.pos = end;
         }
         Ok(())
     }

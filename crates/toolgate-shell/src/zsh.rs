@@ -236,6 +236,12 @@ mod tests {
         assert_eq!(show("ls $a[ '$(rm a)' ]"), ["cmd:ls $a[ $(rm a) ]"]);
         // Only the first bracket after the name is a subscript.
         assert_eq!(show("ls ${a}['$(rm a)']"), ["cmd:ls ${a}[$(rm a)]"]);
+        // Inside double quotes zsh reads the subscript through the closing
+        // quote (zsh 5.9 runs `rm x`), while bash's word goes on from it:
+        // `"$*["&" "` runs a program named ` ` in both shells (found by the
+        // shell fuzz target).
+        assert!(show(r#"echo "$a["'$(rm x)'"]""#).contains(&"cmd:rm x".to_string()));
+        assert_eq!(show(r#""$*["&" ""#), ["cmd!$*[", "cmd: "]);
     }
 
     #[test]
