@@ -586,6 +586,39 @@ fn a_symbolic_link_is_decided_as_the_file_it_leads_to() {
     };
     assert_eq!(read(&s.repo().join("src/envlink")).0, "deny");
     assert_eq!(read(&s.repo().join("src/a")).0, "allow");
+
+    // Walked as the kernel walks it (found by a review; each allowed
+    // before): a dangling link is followed to the file a write creates, a
+    // link to a directory is followed though the names below it do not
+    // exist yet (the Write tool makes them), and `..` after a link is
+    // taken beside the link's target, not on paper.
+    symlink(
+        s.repo().join(".git/hooks/pre-commit"),
+        s.repo().join("src/dangle"),
+    )
+    .unwrap();
+    symlink(s.repo().join(".claude"), s.repo().join("src/cl")).unwrap();
+    let (d, reason) = bash("echo x > dangle", "acceptEdits");
+    assert_eq!(d, "deny", "{reason}");
+    let write = hook(
+        &s,
+        &trusted,
+        &payload(
+            &s,
+            "Write",
+            serde_json::json!({"file_path": s.repo().join("src/cl/commands/pwn.md"), "content": "x"}),
+            "acceptEdits",
+        ),
+    );
+    assert_ne!(write.0, "allow", "{}", write.1);
+    assert!(write.1.contains("is a symbolic link to"), "{}", write.1);
+    for c in [
+        "cat keys/../.ssh/id_rsa",
+        "echo k >> keys/../.ssh/authorized_keys",
+    ] {
+        let (d, reason) = bash(c, "acceptEdits");
+        assert_eq!(d, "deny", "{c}: {reason}");
+    }
 }
 
 /// `TOOLGATE_FOLD_PATHS` says whether the project's file system ignores

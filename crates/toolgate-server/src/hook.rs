@@ -122,17 +122,114 @@ pub fn project_dir(cwd: Option<&str>, home: Option<&str>) -> Option<String> {
     Some(cwd.to_string())
 }
 
-/// The file `path` (absolute) is, every symbolic link followed: the whole
-/// path when it exists, else its directory's with the last name joined
-/// (a file about to be written). `None` when neither resolves.
+/// Symbolic links followed in one path before it is given up on, as the
+/// kernel's `ELOOP` limit.
+const MAX_LINKS: usize = 40;
+
+/// The file `path` (absolute) is, walked as the kernel walks it: name by
+/// name from the root, a symbolic link replaced by its target (relative to
+/// the directory holding it) even when that target does not exist, `..`
+/// taken on what is resolved so far, so `lnk/../x` is beside the link's
+/// target. A name that does not exist is kept as written, and the names
+/// after it too (a file about to be written, or directories `mkdir -p`
+/// would make). `None` for a relative path, a loop of links, or a name
+/// that is not UTF-8.
+///
+/// ```
+/// # use toolgate_server::hook::resolve_link;
+/// assert_eq!(resolve_link("/no/such/dir/../file").as_deref(), Some("/no/such/file"));
+/// assert_eq!(resolve_link("relative"), None);
+/// ```
 pub fn resolve_link(path: &str) -> Option<String> {
+    use std::path::{Component, PathBuf};
     let p = std::path::Path::new(path);
-    let real = match std::fs::canonicalize(p) {
-        Ok(r) => r,
-        Err(_) => {
-            let dir = std::fs::canonicalize(p.parent()?).ok()?;
-            dir.join(p.file_name()?)
+    if !p.is_absolute() {
+        return None;
+    }
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> = p
+        .components()
+        .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(name) = pending.pop_front() {
+        if name == "." {
+            continue;
         }
-    };
-    real.to_str().map(str::to_string)
+        if name == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&name);
+        match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return None;
+                }
+                let target = std::fs::read_link(&next).ok()?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                let names: Vec<_> = target
+                    .components()
+                    .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
+                    .map(|c| c.as_os_str().to_owned())
+                    .collect();
+                for n in names.into_iter().rev() {
+                    pending.push_front(n);
+                }
+            }
+            _ => out = next,
+        }
+    }
+    out.to_str().map(str::to_string)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::resolve_link;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_path_is_walked_as_the_kernel_walks_it() {
+        let dir = std::env::temp_dir().join(format!("tg-resolve-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let Ok(()) = std::fs::create_dir_all(dir.join("repo/src")) else {
+            return;
+        };
+        let Some(root) = std::fs::canonicalize(&dir)
+            .ok()
+            .and_then(|d| d.to_str().map(str::to_string))
+        else {
+            return;
+        };
+        let made = [
+            symlink(
+                format!("{root}/repo/.git/hooks/pre-commit"),
+                dir.join("repo/src/dangle"),
+            ),
+            symlink("../.claude", dir.join("repo/src/cl")),
+            symlink(format!("{root}/home/.ssh"), dir.join("repo/src/keys")),
+            symlink("loop", dir.join("repo/src/loop")),
+        ];
+        assert!(made.iter().all(Result::is_ok), "{made:?}");
+        let r = |p: &str| resolve_link(&format!("{root}/{p}"));
+        let at = |p: &str| Some(format!("{root}/{p}"));
+        // A dangling last link: the file a write through it creates.
+        assert_eq!(r("repo/src/dangle"), at("repo/.git/hooks/pre-commit"));
+        // A relative link to a directory, names below it not made yet.
+        assert_eq!(
+            r("repo/src/cl/commands/x.md"),
+            at("repo/.claude/commands/x.md")
+        );
+        // `..` after a link is taken beside its target.
+        assert_eq!(r("repo/src/keys/../.ssh/id_rsa"), at("home/.ssh/id_rsa"));
+        // No link: the path as written, cleaned.
+        assert_eq!(r("repo/./src//a/../b"), at("repo/src/b"));
+        assert_eq!(r("repo/src/loop"), None);
+        assert_eq!(resolve_link("repo/src"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

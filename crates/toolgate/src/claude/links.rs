@@ -27,9 +27,10 @@ pub struct Link {
 
 /// The paths `call` names that resolve to other files, each with the call
 /// that touches that file directly. `resolve` is given an absolute path
-/// and answers the file it is, with every symbolic link followed (the
-/// last component too, when it exists), or `None` when it cannot say; it
-/// is never given a path under `~`, which the caller's rules expand.
+/// as written (`..` not yet taken) and answers the file it is, with every
+/// symbolic link followed as the kernel follows them (a dangling last
+/// link too), or `None` when it cannot say; it is never given a path
+/// under `~`, which the caller's rules expand.
 ///
 /// ```
 /// use toolgate::claude::linked_calls;
@@ -81,12 +82,16 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
         if path.starts_with('~') || path.is_empty() {
             continue;
         }
-        let abs = if path.starts_with('/') {
-            clean(&path)
+        let joined = if path.starts_with('/') {
+            path.clone()
         } else {
-            clean(&format!("{cwd}/{path}"))
+            format!("{cwd}/{path}")
         };
-        let Some(mut target) = resolve(&abs) else {
+        let abs = clean(&joined);
+        // Resolved as written: the kernel follows a link before it takes
+        // the `..` after it (`lnk/../.ssh/id_rsa` is beside the link's
+        // target), where `clean` takes it on paper.
+        let Some(mut target) = resolve(&joined) else {
             continue;
         };
         if let Some(real) = &real_cwd {
@@ -105,7 +110,7 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
         linked.args = Args::from_value(serde_json::Value::Object(m));
         linked.cwd = Some(cwd.to_string());
         out.push(Link {
-            named: abs,
+            named: if joined.contains("/..") { joined } else { abs },
             target,
             call: linked,
         });
@@ -161,6 +166,26 @@ mod tests {
         );
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].2, "Edit");
+    }
+
+    #[test]
+    fn a_path_is_resolved_as_written_before_dot_dot_is_taken() {
+        // The resolver is given `lnk/../x`, not `x`: the kernel takes the
+        // `..` beside the link's target.
+        let mut call = Call::new("Bash", r#"{"command": "cat src/lnk/../.ssh/id_rsa"}"#);
+        call.cwd = Some("/tmp/p".into());
+        let seen = std::cell::RefCell::new(Vec::new());
+        let resolve = |p: &str| {
+            seen.borrow_mut().push(p.to_string());
+            Some(p.replace("/tmp/p/src/lnk/..", "/home/u"))
+        };
+        let links = linked_calls(&call, &resolve);
+        assert!(seen
+            .borrow()
+            .contains(&"/tmp/p/src/lnk/../.ssh/id_rsa".to_string()));
+        assert_eq!(links.len(), 1, "{links:?}");
+        assert_eq!(links[0].target, "/home/u/.ssh/id_rsa");
+        assert_eq!(links[0].named, "/tmp/p/src/lnk/../.ssh/id_rsa");
     }
 
     #[test]
