@@ -897,6 +897,10 @@ pub(super) struct Parser<'s, 'o, 'c> {
     /// How many `$( … )` and `<( … )` the reader is inside: there bash
     /// ends a here-document at a line `DELIM)` too.
     subst: usize,
+    /// Reading a subscript on past a closing quote for zsh
+    /// ([`Self::bare_subscript`]): a subscript met there stops at its
+    /// quote, so no text is read ahead twice over.
+    zsh_ahead: bool,
 }
 
 impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
@@ -908,6 +912,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             out,
             heredocs: Vec::new(),
             subst: 0,
+            zsh_ahead: false,
         }
     }
 
@@ -2430,9 +2435,16 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         let mark = self.out.buf.len();
         let mut bash_end = None;
         let mut depth = 0usize;
+        let outer = self.zsh_ahead;
         while let Some(c) = self.peek() {
             if c == b'"' && in_dq && bash_end.is_none() {
                 bash_end = Some(self.pos);
+                if outer {
+                    // Already reading ahead for an enclosing subscript:
+                    // what follows is read by that reading.
+                    break;
+                }
+                self.zsh_ahead = true;
             }
             match c {
                 b']' if depth == 0 => {
@@ -2448,9 +2460,15 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     self.pos += 1;
                 }
                 c if is_meta(c) => break,
-                _ => self.expansion_char(f, start, Quotes::LIVE)?,
+                _ => {
+                    if let Err(e) = self.expansion_char(f, start, Quotes::LIVE) {
+                        self.zsh_ahead = outer;
+                        return Err(e);
+                    }
+                }
             }
         }
+        self.zsh_ahead = outer;
         if let Some(end) = bash_end {
             self.out.buf.truncate(mark);
             self.pos = end;
