@@ -25,7 +25,8 @@ serve_intake: a selector byte (artifact kind, surface, limits; see the
 state:        a mode byte (a program, one with a host hook, a damaged
               store; see the target's doc) before pseudo-random operations;
 shell:        every `command` argument of the calls of testdata/, the
-              inputs it found (testdata/regressions/shell/, as they are),
+              inputs it found (testdata/regressions/shell/ and, those it
+              was slow on, testdata/regressions/shell-slow/, as they are),
               `g:` with eight bytes seeding the command generator, and
               `z:` with eight seeding the lines run under bash and zsh.
 """
@@ -226,10 +227,13 @@ def main():
         for _ in range(64):
             n = rng.choice([64, 256, 1024, 2048])
             put(target, bytes(rng.getrandbits(8) for _ in range(n)))
-    found = os.path.join(ROOT, "testdata", "regressions", "shell")
-    if os.path.isdir(found):
-        for n in sorted(os.listdir(found)):
-            put("shell", open(os.path.join(found, n), "rb").read())
+    # The inputs it found: those the splitter covers, and those it once
+    # took seconds over (replayed under the run's time limit per input).
+    for sub in ("shell", "shell-slow"):
+        found = os.path.join(ROOT, "testdata", "regressions", sub)
+        if os.path.isdir(found):
+            for n in sorted(os.listdir(found)):
+                put("shell", open(os.path.join(found, n), "rb").read())
     # The shell target's generated commands: `g:` and a seed.
     for _ in range(64):
         put("shell", b"g:" + bytes(rng.getrandbits(8) for _ in range(8)))
