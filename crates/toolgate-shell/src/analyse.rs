@@ -19,7 +19,7 @@
 
 use super::parse::{
     is_assign_lhs, snippet, Parser, Res, Word, ARITH, ASSIGN, BRACE, COMPUTED, GLOB, INVIS, LITSUB,
-    ODD, PARAM, SUBST,
+    ODD, PARAM, QUOTED, SUBST,
 };
 use super::{subcommand, Kind, Piece};
 use toolgate_core::quote::is_invisible_or_bidi;
@@ -646,9 +646,17 @@ impl Parser<'_, '_, '_> {
         let feeds = name == "xargs";
         // The keyword `time` takes no option but bash's `-p`: bash and zsh
         // run `time -o x ls` as the program `-o`, and zsh `time -p ls` as
-        // `-p`. That reading is read beside the wrapper's.
-        if self.v(prog) == "time" && prog + 1 < b && self.v(prog + 1).starts_with('-') {
-            self.wrapped_command((a, prog), prog + 1, b, true, stdin_fed)?;
+        // `-p`. And the shell alone says what is an assignment there: a
+        // quoted `"c="` is the program `c=` (the wrapper's reading takes it
+        // by its shape). Those readings are read beside the wrapper's.
+        if self.v(prog) == "time" && prog + 1 < b {
+            let dash = self.v(prog + 1).starts_with('-');
+            let quoted = (prog + 1..b)
+                .take_while(|&i| self.is_assign(i, true))
+                .any(|i| self.w(i).flags & QUOTED != 0);
+            if dash || quoted {
+                self.wrapped_command((a, prog), prog + 1, b, !quoted, stdin_fed)?;
+            }
         }
         match plan {
             Plan::Plain => Ok(()),

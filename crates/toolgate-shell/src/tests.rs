@@ -342,6 +342,12 @@ fn wrappers() {
         &["con:time -o x ls", "cmd:-o x ls", "cmd:ls"],
     );
     check("time>x -o y", &["cmd:time -o y", "cmd:-o y", "w:x [> x]"]);
+    // A quoted word shaped like an assignment is the program to the shell
+    // (bash 5.2 and zsh 5.9 run `c=` for `time "c=" x`; a fuzz finding).
+    check(
+        "time \"c=\" x",
+        &["con:time c= x", "cmd:c= x", "cmd:c= x", "con:x [c= x]"],
+    );
     // A plain `{` does not nest inside `${ … }`: the expansion ends at the
     // first `}`, and the newline after it ends the command.
     check(
