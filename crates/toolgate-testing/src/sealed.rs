@@ -23,7 +23,7 @@ use crate::supervisor::{bash, on, Open, R};
 #[macro_export]
 macro_rules! sealed_suite {
     ($open:expr) => {
-        $crate::sealed_suite!(@tests $open;
+        $crate::suite_tests!(sealed, $open;
             a_held_call_written_without_the_key_is_not_released,
             a_genuine_record_copied_to_another_call_is_refused,
             a_grant_written_without_the_key_denies_until_discarded,
@@ -31,17 +31,6 @@ macro_rules! sealed_suite {
             records_sealed_with_a_retired_key_open_while_it_is_listed,
             an_action_written_without_the_key_denies_the_session,
         );
-    };
-    (@tests $open:expr; $($name:ident),+ $(,)?) => {
-        $(
-            #[test]
-            fn $name() -> $crate::supervisor::R {
-                let ::std::option::Option::Some((open, _guard)) = $open else {
-                    return ::std::result::Result::Ok(());
-                };
-                $crate::sealed::$name(&open)
-            }
-        )+
     };
 }
 

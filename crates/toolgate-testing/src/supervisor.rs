@@ -34,7 +34,7 @@ pub type Open<'a> = &'a dyn Fn() -> Arc<dyn Store>;
 #[macro_export]
 macro_rules! supervisor_suite {
     ($open:expr) => {
-        $crate::supervisor_suite!(@tests $open;
+        $crate::suite_tests!(supervisor, $open;
             a_batch_remembers_what_it_asked_about_and_what_it_held,
             an_allowed_batch_remembers_nothing,
             an_approval_runs_the_held_calls_with_it_in_the_models_order,
@@ -65,14 +65,23 @@ macro_rules! supervisor_suite {
             racing_releases_on_replicas_answer_every_call_exactly_once,
         );
     };
-    (@tests $open:expr; $($name:ident),+ $(,)?) => {
+}
+
+/// One `#[test]` per behaviour `$name` of module `$module` of this crate,
+/// each on the store handles `$open` gives (`None`: skipped), for
+/// [`supervisor_suite!`](crate::supervisor_suite) and
+/// [`sealed_suite!`](crate::sealed_suite).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! suite_tests {
+    ($module:ident, $open:expr; $($name:ident),+ $(,)?) => {
         $(
             #[test]
             fn $name() -> $crate::supervisor::R {
                 let ::std::option::Option::Some((open, _guard)) = $open else {
                     return ::std::result::Result::Ok(());
                 };
-                $crate::supervisor::$name(&open)
+                $crate::$module::$name(&open)
             }
         )+
     };
