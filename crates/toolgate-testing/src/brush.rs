@@ -731,9 +731,13 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     }
     // brush reads extended globs (`!( … )`, `@( … )`, …) as words where
     // bash, with `extglob` off as in a script, reads `!` and a subshell.
+    // (Also across a line continuation: bash 5.2 and zsh 5.9 refuse
+    // `!\⏎()` as a syntax error, brush finds a command `!()`; a shell fuzz
+    // finding.)
+    let joined = cmd.replace("\\\n", "");
     if ["!(", "@(", "?(", "*(", "+("]
         .iter()
-        .any(|g| cmd.contains(g))
+        .any(|g| joined.contains(g))
     {
         return Outcome::BrushRejects;
     }
