@@ -2187,6 +2187,15 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                         if let (Some(b'('), open) = self.at(self.pos) {
                             self.pos = open;
                             self.array(&mut f, v0, r0)?;
+                            // Text glued after the `)`: bash 5.2 reads it as
+                            // more of the assignment's text, zsh 5.9 as the
+                            // program (`A=(x)rm -rf y` runs `rm -rf y`).
+                            if self.peek().is_some_and(|c| !is_meta(c)) {
+                                return Err(self.syntax(format!(
+                                    "text glued after the array assignment `{}`: bash reads it as the assignment's text and zsh as the program, so put a blank or `;` after the `)`",
+                                    snippet(self.src.get(r0..self.pos).unwrap_or(""))
+                                )));
+                            }
                         }
                     }
                 }

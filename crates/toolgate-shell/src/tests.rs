@@ -2045,6 +2045,12 @@ fn here_documents_end_where_the_shells_end_them() {
             "cmd:git commit -m $(cat <<'EOF'\nfix: a thing\nEOF\n)",
         ],
     );
+    // Text glued after an array assignment: zsh runs it as the program
+    // (zsh 5.9 runs `rm -rf y`), bash reads it as the text (a shell fuzz
+    // finding, `A=("))")A`): refused.
+    err("A=(x)rm -rf y", ErrorKind::Syntax);
+    err("A=(\"))\")A", ErrorKind::Syntax);
+    check("A=(x) rm y", &["cmd:A=(x) rm y", "con:rm y [A=(x) rm y]"]);
     // `printf -vNAME`, the name attached, assigns as `-v NAME` does.
     check(
         "printf -vPATH %s /tmp/evil; ls",
