@@ -146,11 +146,14 @@ pub fn resolve_link(path: &str) -> Option<String> {
     if !p.is_absolute() {
         return None;
     }
-    let mut pending: std::collections::VecDeque<std::ffi::OsString> = p
-        .components()
-        .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
-        .map(|c| c.as_os_str().to_owned())
-        .collect();
+    // The names of a path, its root left out.
+    let names = |p: &std::path::Path| -> Vec<std::ffi::OsString> {
+        p.components()
+            .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
+            .map(|c| c.as_os_str().to_owned())
+            .collect()
+    };
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> = names(p).into();
     let mut out = PathBuf::from("/");
     let mut links = 0;
     while let Some(name) = pending.pop_front() {
@@ -172,12 +175,7 @@ pub fn resolve_link(path: &str) -> Option<String> {
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 }
-                let names: Vec<_> = target
-                    .components()
-                    .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
-                    .map(|c| c.as_os_str().to_owned())
-                    .collect();
-                for n in names.into_iter().rev() {
+                for n in names(&target).into_iter().rev() {
                     pending.push_front(n);
                 }
             }

@@ -503,6 +503,10 @@ pub(super) fn is_assign_lhs(s: &[u8]) -> bool {
     }
 }
 
+/// Why arithmetic that names a variable is opaque.
+const EVALUATED_AGAIN: &str =
+    "is evaluated as arithmetic, where a variable's value is evaluated again and can run commands";
+
 /// Whether arithmetic text names a variable or expands one: a `$`, a
 /// backquote, or a letter or `_` that starts a word (not the `x` of
 /// `0x1f`; the digits of `16#ff` after the `#` are read as a name, which
@@ -1531,9 +1535,10 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             if t != Tok::Word {
                 return Err(self.unexpected());
             }
+            let src: &'s str = self.src;
             let at = self.pos;
             self.discard_word(Mode::Arg)?;
-            let name = self.src.get(at..self.pos).unwrap_or("").to_string();
+            let name = src.get(at..self.pos).unwrap_or("");
             self.skip_space()?;
             if let Some((Rw::In, e)) = self.peek_reserved() {
                 self.pos = e;
@@ -1543,8 +1548,8 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                         (Tok::Word, _) => {
                             let at = self.pos;
                             self.discard_word(Mode::Arg)?;
-                            let word = self.src.get(at..self.pos).unwrap_or("").to_string();
-                            self.loop_assignment(&name, &word)?;
+                            let word = src.get(at..self.pos).unwrap_or("");
+                            self.loop_assignment(name, word)?;
                         }
                         (Tok::Semi, e) => {
                             self.pos = e;
@@ -1555,7 +1560,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                     }
                 }
             } else {
-                self.loop_assignment(&name, "\"$@\"")?;
+                self.loop_assignment(name, "\"$@\"")?;
                 if let (Tok::Semi, e) = self.peek_tok() {
                     self.pos = e;
                 }
@@ -1737,10 +1742,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             return self.out.push(Piece::opaque(
                 Kind::Command,
                 super::analyse::display(v, flags),
-                format!(
-                    "`{}` is evaluated as arithmetic, where a variable's value is evaluated again and can run commands",
-                    snippet(v)
-                ),
+                format!("`{}` {EVALUATED_AGAIN}", snippet(v)),
             ));
         }
         Ok(())
@@ -1977,7 +1979,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 let cmp = if h.strip_tabs {
                     line.trim_start_matches('\t')
                 } else {
-                    line.as_str()
+                    &line
                 };
                 if cmp == h.delim {
                     body_end = self.pos;
@@ -2018,20 +2020,26 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// one ends in an odd run of backslashes (the last one and the newline
     /// removed), as bash and zsh join them before they compare the line
     /// with the delimiter.
-    fn heredoc_line(&self, quoted: bool) -> (String, usize) {
+    fn heredoc_line(&self, quoted: bool) -> (std::borrow::Cow<'s, str>, usize) {
         let mut at = self.pos;
-        let mut line = String::new();
+        let mut line = std::borrow::Cow::Borrowed("");
         loop {
             let rest = self.b.get(at..).unwrap_or(&[]);
             let n = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
             let part = self.src.get(at..at + n).unwrap_or("");
             let slashes = part.bytes().rev().take_while(|&c| c == b'\\').count();
             let joined = !quoted && slashes % 2 == 1 && at + n < self.b.len();
+            // A line that joins none is borrowed: the common case.
             if joined {
-                line.push_str(part.get(..part.len() - 1).unwrap_or(""));
+                line.to_mut()
+                    .push_str(part.get(..part.len() - 1).unwrap_or(""));
                 at += n + 1;
             } else {
-                line.push_str(part);
+                if line.is_empty() && at == self.pos {
+                    line = std::borrow::Cow::Borrowed(part);
+                } else {
+                    line.to_mut().push_str(part);
+                }
                 return (line, at + n - self.pos);
             }
         }
@@ -2590,10 +2598,7 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// it names a variable ([`Self::arithmetic`]).
     fn arith_text(&mut self, text: &'s str) -> Res<()> {
         if names_a_variable(text) {
-            return self.opaque_expansion(
-                text,
-                "is evaluated as arithmetic, where a variable's value is evaluated again and can run commands",
-            );
+            return self.opaque_expansion(text, EVALUATED_AGAIN);
         }
         Ok(())
     }
@@ -2670,24 +2675,22 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         }
         let (op, j) = self.at(self.pos);
         let (next, _) = self.at(j + 1);
-        let whole = self.written(start, b'}');
         // `${!name}` expands the variable `name` names, subscript and
         // all (`${!prefix*}`, `${!prefix@}` and `${!a[@]}` list names or
         // keys instead). `${x@P}` expands x's value as a prompt, which
         // runs its substitutions. `${x=…}` and `${x:=…}` assign x.
         let names_only = all_elements || (matches!(op, Some(b'*' | b'@')) && next == Some(b'}'));
-        if indirect && !names_only {
-            self.opaque_expansion(
-                whole,
-                "expands the variable another one names, whose value can run commands",
-            )?;
+        let why = if indirect && !names_only {
+            Some("expands the variable another one names, whose value can run commands")
         } else if op == Some(b'@') && next == Some(b'P') {
-            self.opaque_expansion(
-                whole,
-                "expands a value as a prompt, which runs its commands",
-            )?;
+            Some("expands a value as a prompt, which runs its commands")
         } else if op == Some(b'=') || (op == Some(b':') && next == Some(b'=')) {
-            self.opaque_expansion(whole, "assigns a variable")?;
+            Some("assigns a variable")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            self.opaque_expansion(self.written(start, b'}'), why)?;
         }
         let rest = match (op, next) {
             (Some(b':'), Some(b'-' | b'=' | b'+' | b'?'))
