@@ -33,7 +33,7 @@
 use super::{
     budget_currency_reason, budget_not_number_reason, default_reason, max_actions_reason,
     risk_added, risk_reason, stored_session_reason, AuthensorEvaluator, AuthensorResult, Effect,
-    Envelope, MatchedRule, Operator, Policies, SessionViolation, Version, Violation,
+    Envelope, MatchedRule, Operator, Policies, Session, SessionViolation, Version, Violation,
     REASON_DAMAGED, REASON_NO_MATCH,
 };
 use crate::artifact::{self, LoadError};
@@ -47,6 +47,7 @@ use crate::policy::List;
 use crate::runtime::eval::{Budget, Sink};
 use crate::runtime::program::NONE;
 use bumpalo::Bump;
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// Entry kinds, in a tag's bits 2 and 3; the effect is in bits 0 and 1.
@@ -201,10 +202,17 @@ impl<'a> AuthensorEngine<'a> {
             let id = s.session_id.as_deref().unwrap_or_default();
             return AuthensorResult::fail_closed(stored_session_reason(id));
         }
+        self.decide_on(env.value(), env.session())
+    }
+
+    /// Decides the envelope `value` on `session`, which a store kept: the
+    /// session is lent, so a decision on a remembered history copies
+    /// neither the envelope nor the history.
+    pub(super) fn decide_on(&self, value: &Value, session: Option<&Session>) -> AuthensorResult {
         let c = &self.compiled;
-        let mut session = SessionState::default();
-        let outcome = c.decide_first(env.value(), &mut |r| {
-            self.check_session(r, env, &mut session)
+        let mut found = SessionState::default();
+        let outcome = c.decide_first(value, &mut |r| {
+            self.check_session(r, value, session, &mut found)
         });
         let r = match outcome {
             Outcome::Empty | Outcome::Default => {
@@ -246,7 +254,7 @@ impl<'a> AuthensorEngine<'a> {
                 out.rule = rule(Effect::Deny);
             }
             K_DEFAULT => out.reason = Some(default_reason(effect)),
-            _ => match session.found.into_iter().find(|(e, _, _)| *e == r) {
+            _ => match found.found.into_iter().find(|(e, _, _)| *e == r) {
                 Some((_, v, effect)) => {
                     out.outcome = effect;
                     out.reason = Some(v.reason.clone());
@@ -277,7 +285,13 @@ impl<'a> AuthensorEngine<'a> {
 
     /// The residual check of entry `r`: for a session entry, whether the
     /// session rules of its policy are violated (`None`: damaged tables).
-    fn check_session(&self, r: u32, env: &Envelope, st: &mut SessionState) -> Option<bool> {
+    fn check_session(
+        &self,
+        r: u32,
+        value: &Value,
+        session: Option<&Session>,
+        st: &mut SessionState,
+    ) -> Option<bool> {
         let c = &self.compiled;
         if c.rule_tag(r) >> 2 & 3 != K_SESSION {
             return Some(true);
@@ -287,18 +301,20 @@ impl<'a> AuthensorEngine<'a> {
         if u64::from(sess) + u64::from(SESSION_WORDS) > u64::from(p.n_words()) {
             return None;
         }
-        let history = env.history();
+        let history = session.map_or(&[][..], |s| s.actions.as_slice());
+        let history_risk = session.map_or(&[][..], |s| s.risk_scores.as_slice());
+        let proposed = super::action_of(value);
         let n = history.len() + 1;
-        let action = |i: usize| history.get(i).map_or(env.action(), String::as_str);
+        let action = |i: usize| history.get(i).map_or(proposed, String::as_str);
         let risk = |i: usize| {
             if i + 1 == n {
-                env.risk_score()
+                super::risk_score_of(value)
             } else {
-                env.history_risk().get(i).copied().unwrap_or(0.0)
+                history_risk.get(i).copied().unwrap_or(0.0)
             }
         };
         if st.budget.is_none() {
-            let bytes: usize = history.iter().map(String::len).sum::<usize>() + env.action().len();
+            let bytes: usize = history.iter().map(String::len).sum::<usize>() + proposed.len();
             // A sound decision visits each session word at most once per
             // action of the window (sequences step through the window,
             // weights are looked up per action), so tables × history bounds

@@ -406,7 +406,7 @@ impl Envelope {
 
     /// `action`.
     pub fn action(&self) -> &str {
-        self.member("action")
+        action_of(&self.value)
     }
 
     /// `resource`.
@@ -420,9 +420,7 @@ impl Envelope {
     }
 
     fn member(&self, m: &str) -> &str {
-        crate::conditions::value::member(&self.value, m)
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        str_member(&self.value, m)
     }
 
     /// The session, when one was given.
@@ -447,9 +445,7 @@ impl Envelope {
     /// when absent. It counts toward `riskThreshold` beside the action's
     /// weight.
     pub fn risk_score(&self) -> f64 {
-        crate::conditions::value::member(&self.value, "riskScore")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0)
+        risk_score_of(&self.value)
     }
 
     /// Why the envelope could not be read, if it could not.
@@ -696,4 +692,22 @@ pub struct PolicySummary {
 pub trait AuthensorEvaluator {
     /// Decides one envelope.
     fn decide(&self, envelope: &Envelope) -> AuthensorResult;
+}
+
+fn str_member<'v>(value: &'v Value, m: &str) -> &'v str {
+    crate::conditions::value::member(value, m)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// An envelope's `action`, read from its JSON.
+fn action_of(value: &Value) -> &str {
+    str_member(value, "action")
+}
+
+/// An envelope's own `riskScore`, read from its JSON: 0 when absent.
+fn risk_score_of(value: &Value) -> f64 {
+    crate::conditions::value::member(value, "riskScore")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
 }

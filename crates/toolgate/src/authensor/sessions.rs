@@ -64,17 +64,28 @@ impl StoredAction {
     /// envelope's reader refuses one), and the currency comes last, so any
     /// text it holds reads back.
     pub fn to_record(&self) -> Vec<u8> {
-        let cost = self.cost.map(|c| c.to_string()).unwrap_or_default();
-        let cur = self
-            .currency
-            .as_ref()
-            .map(|c| format!("={c}"))
-            .unwrap_or_default();
-        format!(
-            "a1\t{}\t{}\t{cost}\t{cur}",
-            self.action_type, self.risk_score
-        )
-        .into_bytes()
+        use std::io::Write;
+        let mut out = Vec::with_capacity(self.action_type.len() + 16);
+        out.extend_from_slice(b"a1\t");
+        out.extend_from_slice(self.action_type.as_bytes());
+        out.push(b'\t');
+        // Most actions carry no score: `0` as `Display` writes +0.0,
+        // without going through the formatter.
+        if self.risk_score.to_bits() == 0 {
+            out.push(b'0');
+        } else {
+            let _ = write!(out, "{}", self.risk_score);
+        }
+        out.push(b'\t');
+        if let Some(c) = self.cost {
+            let _ = write!(out, "{c}");
+        }
+        out.push(b'\t');
+        if let Some(c) = &self.currency {
+            out.push(b'=');
+            out.extend_from_slice(c.as_bytes());
+        }
+        out
     }
 
     /// Reads a record [`StoredAction::to_record`] wrote.
@@ -140,13 +151,19 @@ fn currency(env: &Envelope) -> Option<String> {
 /// ```
 #[derive(Debug, Default)]
 pub struct KeptSessions {
-    seen: Mutex<HashMap<(Namespace, String), History>>,
+    seen: Mutex<Seen>,
+}
+
+/// The histories remembered, per namespace and then per session, so a
+/// lookup borrows the caller's names and copies none.
+#[derive(Debug, Default)]
+struct Seen {
+    by_ns: HashMap<Namespace, HashMap<String, History>>,
 }
 
 /// A session's actions, oldest first, as read from the store's records
-/// once: the types and scores are lent to the envelope as its session
-/// while it is decided, and taken back after, so a decision on a copy this
-/// replica remembers reads no record and copies no action.
+/// once: the engine decides on it where it lies, so a decision on a copy
+/// this replica remembers reads no record and copies no action.
 #[derive(Debug, Default)]
 struct History {
     session: Session,
@@ -241,18 +258,15 @@ impl KeptSessions {
                 return (engine.decide(env), trips);
             }
         };
-        let key = (ns.clone(), id.clone());
-        let remembered = self.seen.lock().ok().and_then(|mut m| m.remove(&key));
+        let (key, remembered) = self.take(ns, &id);
         let mut fresh = false;
         let mut history = remembered.unwrap_or_default();
+        history.session.session_id.get_or_insert_with(|| id.clone());
         let action = StoredAction::of(env);
         let record = action.to_record();
-        // Only the value is copied: the session is the history's own, lent.
-        let mut loaded = Envelope {
-            value: env.value().clone(),
-            session: None,
-            error: None,
-        };
+        // The envelope is copied only when its cost is replaced by the
+        // session's running total.
+        let mut priced: Option<Value> = None;
         for _ in 0..MAX_ATTEMPTS {
             if history.len() > MAX_HISTORY {
                 let e = too_long(&id, history.len());
@@ -260,11 +274,8 @@ impl KeptSessions {
             }
             if let Some(own) = action.cost {
                 let total = own + history.spent(action.currency.as_deref());
-                if let Some(c) = loaded
-                    .value
-                    .get_mut("constraints")
-                    .and_then(Value::as_object_mut)
-                {
+                let value = priced.get_or_insert_with(|| env.value().clone());
+                if let Some(c) = value.get_mut("constraints").and_then(Value::as_object_mut) {
                     // A total that overflows to infinity has no JSON
                     // number: it is above every budget, so the largest
                     // finite one stands for it.
@@ -273,16 +284,12 @@ impl KeptSessions {
                     c.insert("maxAmount".into(), total);
                 }
             }
-            let mut session = std::mem::take(&mut history.session);
-            // The history is kept under this id, so it is named once.
-            session.session_id.get_or_insert_with(|| id.clone());
-            loaded.session = Some(session);
             trips.decisions += 1;
-            let r = engine.decide(&loaded);
-            history.session = loaded.session.take().unwrap_or_default();
+            let value = priced.as_ref().unwrap_or_else(|| env.value());
+            let r = engine.decide_on(value, Some(&history.session));
             if r.outcome != Effect::Allow {
                 if fresh {
-                    self.remember(key, history);
+                    self.remember(ns, key, history);
                     return (r, trips);
                 }
                 trips.store_calls += 1;
@@ -293,6 +300,7 @@ impl KeptSessions {
                     },
                     Err(e) => return (unreachable(&e), trips),
                 };
+                history.session.session_id = Some(id.clone());
                 fresh = true;
                 continue;
             }
@@ -300,7 +308,7 @@ impl KeptSessions {
             match store.append_if(ns, &id, history.len(), &record) {
                 Ok(Appended::Done) => {
                     history.push(action);
-                    self.remember(key, history);
+                    self.remember(ns, key, history);
                     return (r, trips);
                 }
                 Ok(Appended::Stale(h)) => {
@@ -308,12 +316,13 @@ impl KeptSessions {
                         Ok(h) => h,
                         Err(e) => return (AuthensorResult::fail_closed(e.to_string()), trips),
                     };
+                    history.session.session_id = Some(id.clone());
                     fresh = true;
                 }
                 Err(e) => return (unreachable(&e), trips),
             }
         }
-        self.remember(key, history);
+        self.remember(ns, key, history);
         (
             AuthensorResult::fail_closed(format!(
                 "the session `{id}` changed under this decision {MAX_ATTEMPTS} times in a row, as other callers appended to it; send the action again (fail-closed)"
@@ -322,12 +331,36 @@ impl KeptSessions {
         )
     }
 
-    fn remember(&self, key: (Namespace, String), history: History) {
+    /// The history this replica remembers of session `id`, taken out while
+    /// it is decided on (so no lock is held across a call to the store),
+    /// with its key: the remembered key is reused, so a session seen before
+    /// allocates none.
+    fn take(&self, ns: &Namespace, id: &str) -> (String, Option<History>) {
+        let taken = self
+            .seen
+            .lock()
+            .ok()
+            .and_then(|mut m| m.by_ns.get_mut(ns)?.remove_entry(id));
+        match taken {
+            Some((key, h)) => (key, Some(h)),
+            None => (id.to_string(), None),
+        }
+    }
+
+    fn remember(&self, ns: &Namespace, id: String, history: History) {
         if let Ok(mut m) = self.seen.lock() {
-            if m.len() >= CACHED_SESSIONS {
-                m.clear();
+            let total: usize = m.by_ns.values().map(HashMap::len).sum();
+            if total >= CACHED_SESSIONS {
+                m.by_ns.clear();
             }
-            m.insert(key, history);
+            match m.by_ns.get_mut(ns) {
+                Some(t) => {
+                    t.insert(id, history);
+                }
+                None => {
+                    m.by_ns.insert(ns.clone(), HashMap::from([(id, history)]));
+                }
+            }
         }
     }
 }
@@ -370,6 +403,26 @@ mod tests {
         ] {
             assert_eq!(StoredAction::from_record(&a.to_record())?, a);
         }
+        // The bytes other replicas and earlier versions wrote and read.
+        let written = |a: f64, cost, currency: Option<&str>| {
+            StoredAction {
+                action_type: "file.read".into(),
+                risk_score: a,
+                cost,
+                currency: currency.map(str::to_string),
+            }
+            .to_record()
+        };
+        assert_eq!(written(0.0, None, None), b"a1\tfile.read\t0\t\t");
+        assert_eq!(written(-0.0, None, None), b"a1\tfile.read\t-0\t\t");
+        assert_eq!(
+            written(0.25, Some(12.5), Some("USD")),
+            b"a1\tfile.read\t0.25\t12.5\t=USD"
+        );
+        assert_eq!(
+            written(1e21, Some(3.0), Some("")),
+            b"a1\tfile.read\t1000000000000000000000\t3\t="
+        );
         assert!(StoredAction::from_record(b"b1\tx\t0\t\t").is_err());
         assert!(StoredAction::from_record(b"a1\tx\tnan?\t\t").is_err());
         Ok(())

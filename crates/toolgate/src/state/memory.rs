@@ -42,6 +42,10 @@ impl MemoryStore {
 
     fn with<T>(&self, ns: &Namespace, f: impl FnOnce(&mut Tenant) -> T) -> Result<T, StoreError> {
         let mut guard = self.lock()?;
+        // Only a new namespace's names are copied.
+        if let Some(t) = guard.get_mut(ns) {
+            return Ok(f(t));
+        }
         Ok(f(guard.entry(ns.clone()).or_default()))
     }
 
@@ -191,14 +195,18 @@ impl Store for MemoryStore {
         expected: usize,
         action: &[u8],
     ) -> Result<Appended, StoreError> {
-        self.with(ns, |t| {
-            let h = t.sessions.entry(session.to_string()).or_default();
+        let append = |h: &mut Vec<Vec<u8>>| {
             if h.len() == expected {
                 h.push(action.to_vec());
                 Appended::Done
             } else {
                 Appended::Stale(h.clone())
             }
+        };
+        self.with(ns, |t| match t.sessions.get_mut(session) {
+            Some(h) => append(h),
+            // Only a new session's name is copied.
+            None => append(t.sessions.entry(session.to_string()).or_default()),
         })
     }
 
