@@ -3292,8 +3292,12 @@ fn serve(flags: Serve) -> ExitCode {
 /// The hook's answer to `call`, printed (the server's `http` hook answers
 /// with the same function).
 fn hook_decide(would: &dyn Fn(&Call) -> Verdict, call: &Call) -> ExitCode {
-    let (decision, reason) =
-        toolgate::claude::hook_verdict(would, call, &toolgate_server::hook::resolve_link);
+    let (decision, reason) = toolgate::claude::hook_verdict(
+        would,
+        call,
+        home().as_deref(),
+        &toolgate_server::hook::resolve_link,
+    );
     hook_answer(decision, &reason)
 }
 

@@ -73,7 +73,8 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
                 if let Some(why) = wrong_host(e.program(), &call.tool) {
                     return answer_line(Decision::Deny, &why);
                 }
-                let (d, reason) = hook_verdict(&|c| e.would(c), &call, &resolve_link);
+                let (d, reason) =
+                    hook_verdict(&|c| e.would(c), &call, home.as_deref(), &resolve_link);
                 answer_line(d, &reason)
             }
             Err(why) => answer_line(Decision::Deny, &why),
@@ -84,7 +85,7 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
             if let Some(why) = wrong_host(e.program(), &call.tool) {
                 return answer_line(Decision::Deny, &why);
             }
-            let (d, reason) = hook_verdict(&|c| e.would(c), &call, &resolve_link);
+            let (d, reason) = hook_verdict(&|c| e.would(c), &call, home.as_deref(), &resolve_link);
             answer_line(d, &reason)
         }
         Decider::Rubric(_) | Decider::Authensor(_) => answer_line(

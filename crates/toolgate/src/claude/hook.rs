@@ -96,15 +96,34 @@ impl Payload {
 
 /// What Claude Code's tools do with a call before running it, applied
 /// before deciding: `Grep`, `Glob` and `LS` without a `path` search the
-/// working directory, so they are decided as calls with `path` `.`.
+/// working directory, so they are decided as calls with `path` `.`; a
+/// `Skill`'s name is trimmed and loses a leading `/`, as Claude Code names
+/// the skill it runs.
 ///
 /// ```
 /// use toolgate::claude::prepare_call;
 /// use toolgate::Call;
 /// let c = prepare_call(Call::new("Grep", r#"{"pattern": "TODO"}"#));
 /// assert_eq!(c.args.str_member("path"), Some("."));
+/// let c = prepare_call(Call::new("Skill", r#"{"skill": " /deploy"}"#));
+/// assert_eq!(c.args.str_member("skill"), Some("deploy"));
 /// ```
 pub fn prepare_call(mut call: Call) -> Call {
+    if call.tool == "Skill" {
+        // Claude Code runs `/deploy` and ` deploy ` as the skill `deploy`
+        // and matches its rules against that name.
+        if let Some(Value::Object(m)) = call.args.value() {
+            if let Some(Value::String(name)) = m.get("skill") {
+                let t = name.trim();
+                let t = t.strip_prefix('/').unwrap_or(t);
+                if t != name {
+                    let mut m = m.clone();
+                    m.insert("skill".into(), Value::String(t.to_string()));
+                    call.args = Args::from_value(Value::Object(m));
+                }
+            }
+        }
+    }
     if matches!(call.tool.as_str(), "Grep" | "Glob" | "LS") {
         if let Some(Value::Object(m)) = call.args.value() {
             if matches!(m.get("path"), None | Some(Value::Null)) {
@@ -162,28 +181,32 @@ pub fn wrong_host(program: &Program<'_>, tool: &str) -> Option<String> {
 
 /// The hook's decision and reason for `call`: its verdict, or, when a path
 /// it names is a symbolic link (`resolve` follows links; the library does
-/// no I/O, so its caller does), the stricter verdict of the file the link
-/// leads to. The command hook and the server's `http` hook both answer
+/// no I/O, so its caller does), the strictest verdict of the files the
+/// links lead to; `home` expands `~` as the rules expand it. The command hook and the server's `http` hook both answer
 /// with this, so the two cannot drift apart.
 pub fn hook_verdict(
     would: &dyn Fn(&Call) -> Verdict,
     call: &Call,
+    home: Option<&str>,
     resolve: &dyn Fn(&str) -> Option<String>,
 ) -> (Decision, String) {
     let v = would(call);
-    for link in super::linked_calls(call, resolve) {
+    let mut out = (v.decision, hook_reason(&v));
+    // Every link is decided: the strictest answer stands, not the first
+    // stricter one (an ask for one link must not hide a deny for another).
+    for link in super::linked_calls(call, home, resolve) {
         let w = would(&link.call);
-        if w.decision > v.decision {
+        if w.decision > out.0 {
             let why = format!(
                 "`{}` is a symbolic link to `{}`: {}",
                 link.named,
                 link.target,
                 hook_reason(&w)
             );
-            return (w.decision, why);
+            out = (w.decision, why);
         }
     }
-    (v.decision, hook_reason(&v))
+    out
 }
 
 /// Claude Code's answer to a PostToolUse hook: `{}` when there is nothing

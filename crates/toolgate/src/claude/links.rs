@@ -29,8 +29,8 @@ pub struct Link {
 /// that touches that file directly. `resolve` is given an absolute path
 /// as written (`..` not yet taken) and answers the file it is, with every
 /// symbolic link followed as the kernel follows them (a dangling last
-/// link too), or `None` when it cannot say; it is never given a path
-/// under `~`, which the caller's rules expand.
+/// link too), or `None` when it cannot say. A path under `~` is expanded
+/// with `home` first, as the rules expand it, and left alone without one.
 ///
 /// ```
 /// use toolgate::claude::linked_calls;
@@ -38,12 +38,16 @@ pub struct Link {
 /// let mut call = Call::new("Bash", r#"{"command": "cat src/envlink src/a"}"#);
 /// call.cwd = Some("/repo".into());
 /// let resolve = |p: &str| Some(if p == "/repo/src/envlink" { "/repo/.env".into() } else { p.to_string() });
-/// let links = linked_calls(&call, &resolve);
+/// let links = linked_calls(&call, None, &resolve);
 /// assert_eq!(links.len(), 1);
 /// assert_eq!((links[0].named.as_str(), links[0].target.as_str()), ("/repo/src/envlink", "/repo/.env"));
 /// assert_eq!(links[0].call.tool, "Read");
 /// ```
-pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<Link> {
+pub fn linked_calls(
+    call: &Call,
+    home: Option<&str>,
+    resolve: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Link> {
     let Some(cwd) = call.cwd.as_deref().filter(|c| c.starts_with('/')) else {
         return Vec::new();
     };
@@ -59,6 +63,8 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
                 let tool = match s.tool.as_deref() {
                     Some("Read") => "Read",
                     Some("Edit") => "Edit",
+                    Some(super::shell::READ_REACH) => super::shell::READ_REACH,
+                    Some(super::shell::EDIT_REACH) => super::shell::EDIT_REACH,
                     _ => continue,
                 };
                 if let Some(p) = s.args.str_member("file_path") {
@@ -71,7 +77,7 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
         .chain(EDIT_FAMILY)
         .find(|t| **t == call.tool)
     {
-        for field in ["file_path", "notebook_path", "path"] {
+        for field in ["file_path", "notebook_path", "path", "filePath"] {
             if let Some(p) = call.args.str_member(field) {
                 named.push((p.to_string(), tool, field));
             }
@@ -79,7 +85,17 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
     }
     let mut out: Vec<Link> = Vec::new();
     for (path, tool, field) in named {
-        if path.starts_with('~') || path.is_empty() {
+        let home = home
+            .filter(|h| h.starts_with('/'))
+            .map(|h| h.trim_end_matches('/'));
+        let path = match (path.strip_prefix('~'), home) {
+            (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+                format!("{h}{rest}")
+            }
+            (Some(_), _) => continue,
+            (None, _) => path,
+        };
+        if path.is_empty() {
             continue;
         }
         let joined = if path.starts_with('/') {
@@ -87,6 +103,21 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
         } else {
             format!("{cwd}/{path}")
         };
+        // A pattern (`lnk/id_rs?`) names files below its literal
+        // directories: those are resolved, and the pattern's rest is read
+        // below the target. A pattern in a name before any link is not
+        // expanded here.
+        let (joined, pattern) = match joined.find(['*', '?', '[']) {
+            Some(at) => {
+                let cut = joined.get(..at).and_then(|h| h.rfind('/')).unwrap_or(0);
+                let (dir, rest) = joined.split_at(cut);
+                (dir.to_string(), rest.to_string())
+            }
+            None => (joined, String::new()),
+        };
+        if joined.is_empty() {
+            continue;
+        }
         let abs = clean(&joined);
         // Resolved as written: the kernel follows a link before it takes
         // the `..` after it (`lnk/../.ssh/id_rsa` is beside the link's
@@ -101,7 +132,21 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
                 }
             }
         }
-        if target == abs || out.iter().any(|l| l.target == target && l.named == abs) {
+        if target == abs {
+            continue;
+        }
+        let (named, target) = (
+            format!(
+                "{}{pattern}",
+                if joined.contains("/..") {
+                    &joined
+                } else {
+                    &abs
+                }
+            ),
+            format!("{}{pattern}", target.trim_end_matches('/')),
+        );
+        if out.iter().any(|l| l.target == target && l.named == named) {
             continue;
         }
         let mut m = serde_json::Map::new();
@@ -110,7 +155,7 @@ pub fn linked_calls(call: &Call, resolve: &dyn Fn(&str) -> Option<String>) -> Ve
         linked.args = Args::from_value(serde_json::Value::Object(m));
         linked.cwd = Some(cwd.to_string());
         out.push(Link {
-            named: if joined.contains("/..") { joined } else { abs },
+            named,
             target,
             call: linked,
         });
@@ -138,7 +183,7 @@ mod tests {
                     .map_or(p.to_string(), |(a, b)| format!("{b}{}", &p[a.len()..])),
             )
         };
-        linked_calls(&call, &resolve)
+        linked_calls(&call, Some("/home/u"), &resolve)
             .into_iter()
             .map(|l| (l.named, l.target, l.call.tool))
             .collect()
@@ -179,13 +224,51 @@ mod tests {
             seen.borrow_mut().push(p.to_string());
             Some(p.replace("/tmp/p/src/lnk/..", "/home/u"))
         };
-        let links = linked_calls(&call, &resolve);
+        let links = linked_calls(&call, None, &resolve);
         assert!(seen
             .borrow()
             .contains(&"/tmp/p/src/lnk/../.ssh/id_rsa".to_string()));
         assert_eq!(links.len(), 1, "{links:?}");
         assert_eq!(links[0].target, "/home/u/.ssh/id_rsa");
         assert_eq!(links[0].named, "/tmp/p/src/lnk/../.ssh/id_rsa");
+    }
+
+    #[test]
+    fn a_pattern_below_a_link_is_read_below_its_target() {
+        let got = links(
+            "Bash",
+            r#"{"command": "cat src/lnk/id_rs?"}"#,
+            &[("/tmp/p/src/lnk", "/home/u/.ssh")],
+        );
+        assert_eq!(
+            got,
+            [(
+                "/tmp/p/src/lnk/id_rs?".to_string(),
+                "/home/u/.ssh/id_rs?".to_string(),
+                "Read.reach".to_string()
+            )]
+        );
+        // No link in the literal part: nothing to decide again.
+        assert!(links("Bash", r#"{"command": "cat src/*.rs"}"#, &[("/x", "/y")]).is_empty());
+    }
+
+    #[test]
+    fn a_path_under_home_is_resolved_as_the_rules_expand_it() {
+        let got = links(
+            "Bash",
+            r#"{"command": "cat ~/notes/id_rsa"}"#,
+            &[("/home/u/notes", "/home/u/.ssh")],
+        );
+        assert_eq!(
+            got,
+            [(
+                "/home/u/notes/id_rsa".to_string(),
+                "/home/u/.ssh/id_rsa".to_string(),
+                "Read".to_string()
+            )]
+        );
+        // `~user` names another home, which the rules refuse anyway.
+        assert!(links("Read", r#"{"file_path": "~root/x"}"#, &[("/root", "/")]).is_empty());
     }
 
     #[test]

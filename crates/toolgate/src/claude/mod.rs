@@ -234,6 +234,7 @@ pub const TOOLS: &[(&str, &str, &str, Option<&str>)] = &[
     ("Glob", "path", "path", None),
     ("Grep", "path", "path", None),
     ("LS", "path", "path", None),
+    ("LSP", "path", "filePath", None),
     ("WebFetch", "domain", "url", None),
     ("Agent", "claude-bash", "subagent_type", None),
     ("Task", "claude-bash", "subagent_type", None),
@@ -277,7 +278,6 @@ pub const NO_PERMISSION: &[&str] = &[
     "ExitWorktree",
     "KillShell",
     "ListMcpResourcesTool",
-    "LSP",
     "ReadMcpResourceTool",
     "TaskCreate",
     "TaskGet",
@@ -289,6 +289,9 @@ pub const NO_PERMISSION: &[&str] = &[
     "TodoWrite",
     "ToolSearch",
 ];
+
+/// `.claude`, protected but for `.claude/worktrees`.
+const PROTECTED_CLAUDE: &str = "//**/.claude";
 
 /// Directories and files Claude Code never auto-approves writes to, except
 /// in `bypassPermissions`.
@@ -302,7 +305,7 @@ const PROTECTED: &[&str] = &[
     "//**/.devcontainer",
     "//**/.yarn",
     "//**/.mvn",
-    "//**/.claude",
+    PROTECTED_CLAUDE,
     "//**/.bashrc",
     "//**/.bash_profile",
     "//**/.bash_login",
@@ -442,7 +445,84 @@ const AUTO_CARVES: &[&str] = &[
 pub const CD_THEN_GIT: &str = "cd && git";
 
 /// Targets whose removal Claude Code asks about in every mode.
-const CRITICAL: &[&str] = &["/", "~", "~/", "$HOME", "${HOME}", ".", "..", "./", "../"];
+/// Spelled as the splitter writes them; a glob (`/*`) cannot be spelled,
+/// since a `*` in a `Bash` pattern is a wildcard.
+const CRITICAL: &[&str] = &[
+    "/",
+    "//",
+    "/.",
+    "/./",
+    "~",
+    "~/",
+    "~/.",
+    "$HOME",
+    "$HOME/",
+    "$HOME/.",
+    "${HOME}",
+    "${HOME}/",
+    "${HOME}/.",
+    ".",
+    "..",
+    "./",
+    "../",
+    "./.",
+];
+
+/// Top-level directories of the systems Claude Code runs on, whose
+/// removal it asks about in every mode as it does the root's.
+const TOP_LEVEL: &[&str] = &[
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "media",
+    "mnt",
+    "nix",
+    "opt",
+    "proc",
+    "root",
+    "run",
+    "sbin",
+    "snap",
+    "srv",
+    "sys",
+    "tmp",
+    "usr",
+    "var",
+    "Applications",
+    "Library",
+    "System",
+    "Users",
+    "Volumes",
+    "private",
+    "cores",
+];
+
+/// What `rm` and `rmdir` must not be allowed to remove without a prompt:
+/// [`CRITICAL`], the top-level directories, and the project directory and
+/// each of its parents, each also with a trailing `/`.
+fn critical_targets(project: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = CRITICAL.iter().map(|t| t.to_string()).collect();
+    for t in TOP_LEVEL {
+        out.push(format!("/{t}"));
+        out.push(format!("/{t}/"));
+    }
+    let mut dir = project
+        .filter(|p| p.starts_with('/'))
+        .map(|p| p.trim_end_matches('/'));
+    while let Some(d) = dir.filter(|d| !d.is_empty()) {
+        if !out.iter().any(|t| t == d) {
+            out.push(d.to_string());
+            out.push(format!("{d}/"));
+        }
+        dir = d.rfind('/').and_then(|i| d.get(..i));
+    }
+    out
+}
 
 /// Whether Claude Code's own record of workspace trust (the text of
 /// `~/.claude.json`) says the trust dialog was accepted for one of `dirs`
@@ -733,6 +813,15 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
             ));
             continue;
         };
+        // Claude Code 2.1.257 and later start such a session in the
+        // default mode: a file the project ships cannot switch prompts off.
+        if md == Mode::BypassPermissions && r.scope.is_project() {
+            warnings.push(format!(
+                "`defaultMode` `bypassPermissions` in `{}` does not take effect from project or local settings; set it in user or managed settings, or pass the mode in the payload",
+                r.path
+            ));
+            continue;
+        }
         if md.loosens() && !trusted(r.scope) {
             warnings.push(format!(
                 "`defaultMode` `{}` in `{}` is withheld: the project is not trusted",
@@ -927,7 +1016,7 @@ pub fn load(files: &[SettingsFile], env: &Environment) -> Result<Loaded, Diagnos
             location: Location::default(),
         });
     }
-    policy.sources.push(builtin(mode, &working_dirs, env));
+    policy.sources.extend(builtin(mode, &working_dirs, env));
     for set in &mut policy.sources {
         reach_rules(&mut set.lists, mode);
     }
@@ -991,9 +1080,10 @@ fn noted(tool: &str, spec: Option<&str>, note: &str) -> RuleDecl {
     r
 }
 
-/// The built-in source `claude-code`, rank 0 and trusted: what the mode
+/// The built-in sources, trusted: `claude-code-protected` (rank 1), the
+/// protected paths but `.claude`, and `claude-code` (rank 0), what the mode
 /// allows, what Claude Code always asks about, and plan mode's denies.
-fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> RuleSet {
+fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> [RuleSet; 2] {
     let mut l = RuleLists::default();
     let ask_list = if mode == Mode::DontAsk {
         List::Deny
@@ -1023,10 +1113,20 @@ fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> RuleSet {
             }
         }
     }
+    // The protected paths other than `.claude` are a source of their own,
+    // ranked above this one, so that the carve-out for `.claude/worktrees`
+    // (a carve-out reaches the rules of its list up to its own rank) spares
+    // `.claude` alone: `.claude/worktrees/x/.git` stays protected.
+    let mut protected = RuleLists::default();
     if mode != Mode::BypassPermissions {
         for t in EDIT_FAMILY {
             for p in PROTECTED {
-                l.get_mut(ask_list).push(noted(
+                let list = if *p == PROTECTED_CLAUDE {
+                    &mut l
+                } else {
+                    &mut protected
+                };
+                list.get_mut(ask_list).push(noted(
                     t,
                     Some(p),
                     "a protected path: Claude Code never approves writes here without asking",
@@ -1034,6 +1134,12 @@ fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> RuleSet {
             }
             l.get_mut(ask_list)
                 .push(RuleDecl::new(*t, Some("!//**/.claude/worktrees")));
+            // A worktree's own `.claude` is a project's settings too.
+            protected.get_mut(ask_list).push(noted(
+                t,
+                Some("//**/.claude/worktrees/**/.claude"),
+                "a protected path: Claude Code never approves writes here without asking",
+            ));
         }
         for (p, note) in EXEC_ASKS {
             l.get_mut(ask_list).push(noted("Bash", Some(p), note));
@@ -1063,8 +1169,9 @@ fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> RuleSet {
     for p in AUTO_CARVES {
         l.allow.push(RuleDecl::new("Bash", Some(&format!("!{p}"))));
     }
+    let critical = critical_targets(env.project_dir.as_deref());
     for prog in ["rm", "rmdir"] {
-        for t in CRITICAL {
+        for t in &critical {
             for p in [
                 format!("{prog} {t}"),
                 format!("{prog} {t} *"),
@@ -1099,17 +1206,21 @@ fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> RuleSet {
             }
         }
     }
-    RuleSet {
+    let set = |name: &str, rank, lists| RuleSet {
         source: Source {
-            name: "claude-code".into(),
-            rank: 0,
+            name: name.into(),
+            rank,
             trusted: true,
             path: String::new(),
             hash: String::new(),
         },
-        lists: l,
+        lists,
         location: Location::default(),
-    }
+    };
+    [
+        set("claude-code-protected", 1, protected),
+        set("claude-code", 0, l),
+    ]
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@ use crate::kinds::PathKind;
 use crate::policy::{List, RuleDecl};
 use crate::registry::MatcherKind;
 
-/// The tools whose calls Read rules govern: Read itself and the search
-/// tools, best effort in Claude Code.
-pub const READ_FAMILY: &[&str] = &["Read", "Grep", "Glob", "LS", "NotebookRead"];
+/// The tools whose calls Read rules govern: Read itself, the search tools
+/// (best effort in Claude Code), and `LSP`, which reads the file it is
+/// pointed at (a hover shows a constant's value) and which Claude Code
+/// checks as a read of its `filePath`.
+pub const READ_FAMILY: &[&str] = &["Read", "Grep", "Glob", "LS", "NotebookRead", "LSP"];
 
 /// The tools Edit rules govern: every built-in editing tool.
 pub const EDIT_FAMILY: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
@@ -89,6 +91,7 @@ fn params(tool: &str) -> &'static [&'static str] {
             "run_in_background",
         ],
         "Skill" => &["skill", "args"],
+        "LSP" => &["filePath", "operation", "line", "character"],
         _ => &[],
     }
 }
@@ -282,6 +285,21 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
         return out;
     }
 
+    // Claude Code reads a skill rule as the call's name is read (trimmed,
+    // without a leading `/`), and its `name:*` as any name that starts
+    // with `name`, with no word boundary (`review:*` meets `review-pr`).
+    let skill_prefix;
+    if tool == "Skill" {
+        let t = spec.trim();
+        let t = t.strip_prefix('/').unwrap_or(t);
+        spec = match t.strip_suffix(":*") {
+            Some(p) => {
+                skill_prefix = format!("{p}*");
+                &skill_prefix
+            }
+            None => t,
+        };
+    }
     match tool {
         "Bash" | "Agent" | "Task" | "Skill" => {
             if tool == "Bash" && spec.bytes().all(|b| b == b'*') {
@@ -339,7 +357,7 @@ pub(super) fn translate(raw: &str, list: List, cx: &Context<'_>) -> Translated {
             }
         }
         "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "NotebookRead" | "Glob"
-        | "Grep" | "LS" => {
+        | "Grep" | "LS" | "LSP" => {
             if !matches!(tool, "Read" | "Edit") && list == List::Allow {
                 out.warnings.push(format!(
                     "`{written}` ({}): Claude Code accepts `{tool}(path)` rules but never uses them; the allow rule is skipped (write `Edit(…)` or `Read(…)`)",
@@ -549,10 +567,14 @@ mod tests {
                 "Grep(.env)",
                 "Glob(.env)",
                 "LS(.env)",
-                "NotebookRead(.env)"
+                "NotebookRead(.env)",
+                "LSP(.env)"
             ]
         );
-        assert_eq!(t("Read(.env)", List::Deny).rules.len(), 9);
+        assert_eq!(t("Read(.env)", List::Deny).rules.len(), 10);
+        // Skill rules are read as Claude Code names the skill.
+        assert_eq!(texts(&t("Skill(/deploy)", List::Deny)), ["Skill(deploy)"]);
+        assert_eq!(texts(&t("Skill(review:*)", List::Deny)), ["Skill(review*)"]);
         assert_eq!(
             texts(&t("Read(~/.ssh/**)", List::Ask))[0],
             "Read(//home/u/.ssh/**)"
