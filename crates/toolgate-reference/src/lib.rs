@@ -334,7 +334,8 @@ impl Reference {
 }
 
 /// Merges the policy's sources (§5.2): stable-sorted by rank, highest
-/// first; untrusted sources' allow rules withheld (left out); the host's own
+/// first; untrusted sources' allow rules and carve-outs withheld (left
+/// out); the host's own
 /// rules appended after every source's.
 fn merge(policy: &Policy) -> Lists {
     let mut sources: Vec<_> = policy.sources.iter().collect();
@@ -348,6 +349,11 @@ fn merge(policy: &Policy) -> Lists {
             }
             let origin = Origin::of(&set.source);
             for r in set.lists.get(l) {
+                // An untrusted source only restricts: its carve-outs are
+                // left out with its allow rules.
+                if !set.source.trusted && r.spec.as_deref().is_some_and(|s| s.starts_with('!')) {
+                    continue;
+                }
                 lists.get_mut(l).extend(expand(&policy.aliases, r, &origin));
             }
         }

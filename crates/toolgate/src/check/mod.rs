@@ -312,6 +312,13 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
                         withheld.push(c);
                         continue;
                     }
+                    // An untrusted source only restricts: its carve-outs,
+                    // which would cancel deny and ask rules (another
+                    // source's of equal rank too), are left out with its
+                    // allow rules (`spec/policy.md` §5.2).
+                    if c.carve && !src.trusted {
+                        continue;
+                    }
                     if let Err(mut d) = check_rule(&c, l, &tools, true) {
                         if d.kind == DiagnosticKind::NoMatcher && broken.iter().any(|b| b == c.tool)
                         {
