@@ -795,6 +795,12 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     if quote_in_subscript(cmd) {
         return Outcome::BrushRejects;
     }
+    // An arithmetic command whose text is no arithmetic: bash 5.2 and zsh
+    // 5.9 read `(([a; b]))` to its `))` and refuse it, running nothing;
+    // brush reads two subshells and runs `b]` (a shell fuzz finding).
+    if separator_in_arithmetic_command(cmd) {
+        return Outcome::BrushRejects;
+    }
     let Some(program) = parse(cmd) else {
         return Outcome::BrushRejects;
     };
@@ -811,4 +817,17 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
             }
         }
     }
+}
+
+/// Whether an arithmetic command `(( … ))` (not `$(( … ))`) holds a `;`,
+/// `&`, `|` or newline before its `))`.
+pub fn separator_in_arithmetic_command(cmd: &str) -> bool {
+    cmd.match_indices("((").any(|(at, _)| {
+        if cmd[..at].ends_with('$') {
+            return false;
+        }
+        let rest = &cmd[at + 2..];
+        let end = rest.find("))").unwrap_or(rest.len());
+        rest[..end].contains([';', '&', '|', '\n'])
+    })
 }

@@ -280,3 +280,36 @@ fn quotes_in_subscripts_are_left_to_the_splitter() {
     let missed = toolgate_testing::real_shell::uncovered(&bash, cmd, &pieces, &did);
     assert!(missed.is_empty(), "{missed:?}");
 }
+
+/// A shell fuzz finding (`(([mat-gch; ers.bash]))`): an arithmetic command
+/// whose text is no arithmetic. bash 5.2 and zsh 5.9 read it to its `))`
+/// and refuse it, running nothing; brush read two subshells and a program
+/// `ers.bash]`. The comparison leaves the class out; bash is the oracle.
+#[test]
+fn separators_in_arithmetic_commands_are_left_to_the_splitter() {
+    let cmd = "(([mat-gch; ers.bash]))";
+    assert!(toolgate_testing::brush::separator_in_arithmetic_command(
+        cmd
+    ));
+    assert!(!toolgate_testing::brush::separator_in_arithmetic_command(
+        "echo $((1; 2))"
+    ));
+    assert!(!toolgate_testing::brush::separator_in_arithmetic_command(
+        "((x = 1)); ls"
+    ));
+    assert!(matches!(
+        check(cmd, &ShellConfig::default()),
+        Outcome::BrushRejects
+    ));
+    let Some(bash) = toolgate_testing::real_shell::bash() else {
+        eprintln!("no /bin/bash: the case is not run under bash");
+        return;
+    };
+    let sbx = toolgate_testing::real_shell::Sandbox::new();
+    let did = sbx.run(&bash, cmd);
+    assert!(did.runs.is_empty(), "bash ran {:?}", did.runs);
+    if let Ok(pieces) = toolgate::shell::split_command(cmd, &ShellConfig::default()) {
+        let missed = toolgate_testing::real_shell::uncovered(&bash, cmd, &pieces, &did);
+        assert!(missed.is_empty(), "{missed:?}");
+    }
+}
