@@ -1141,6 +1141,15 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 {
                     k += 1;
                 }
+                // `{a[…]}>file`: the same with an element (bash).
+                if k > p + 1 && self.b.get(k) == Some(&b'[') {
+                    let rest = self.b.get(k..).unwrap_or(&[]);
+                    if let Some(close) = memchr::memchr(b'}', rest) {
+                        if rest.get(close.wrapping_sub(1)) == Some(&b']') {
+                            k += close;
+                        }
+                    }
+                }
                 if k > p + 1
                     && self.b.get(k) == Some(&b'}')
                     && matches!(self.b.get(k + 1), Some(b'<' | b'>'))
@@ -1864,8 +1873,13 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             }
             fd = Some(n);
         } else if self.b.get(self.pos) == Some(&b'{') {
-            let rest = self.b.get(self.pos..).unwrap_or(&[]);
-            self.pos += memchr::memchr(b'}', rest).map_or(rest.len(), |i| i + 1);
+            // `{HOME}>/dev/null` sets HOME to the descriptor's number (a
+            // relative directory a cloned repository can hold), and
+            // `{a[$(cmd)]}>f` runs `cmd` as bash reads the subscript: both
+            // shells assign the name, which no piece shows.
+            return Err(self.syntax(
+                "a redirect that stores its descriptor in a variable (`{NAME}>`) is refused: it assigns NAME for the rest of the line".into(),
+            ));
         }
         let c = self.peek();
         let (n, j) = self.at(self.pos + 1);

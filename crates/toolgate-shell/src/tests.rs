@@ -691,7 +691,19 @@ fn redirects() {
         "echo > ~/.bashrc",
         &["cmd:echo", "w:~/.bashrc [> ~/.bashrc]"],
     );
-    check("ls {fd}> f", &["cmd:ls", "w:f [> f]"]);
+    // `{NAME}>` assigns NAME the descriptor's number (`{HOME}>/dev/null`
+    // made HOME a relative directory a repository can ship), and bash
+    // evaluates `{a[$(cmd)]}>`'s subscript: refused (found by a review,
+    // against bash 5.2 and zsh 5.9).
+    for cmd in [
+        "ls {fd}> f",
+        "echo {HOME}>/dev/null; zsh -c ls",
+        "echo {a['$(pwned)']}>/dev/null",
+        "exec {fd}<f",
+    ] {
+        err(cmd, ErrorKind::Syntax);
+    }
+    check("echo {HOME} x", &["cmd:echo {HOME} x"]);
     check("ls 2> >(tee log)", &["cmd:tee log", "cmd:ls"]);
     check("cat <<EOF\n$(rm -rf /)\nEOF", &["cmd:cat", "cmd:rm -rf /"]);
     check("cat <<'EOF'\n$(rm -rf /)\nEOF", &["cmd:cat"]);
