@@ -2688,7 +2688,8 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             }
         }
         let (op, j) = self.at(self.pos);
-        let (next, _) = self.at(j + 1);
+        let (next, k) = self.at(j + 1);
+        let (third, _) = self.at(k + 1);
         // `${!name}` expands the variable `name` names, subscript and
         // all (`${!prefix*}`, `${!prefix@}` and `${!a[@]}` list names or
         // keys instead). `${x@P}` expands x's value as a prompt, which
@@ -2698,7 +2699,11 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
             Some("expands the variable another one names, whose value can run commands")
         } else if op == Some(b'@') && next == Some(b'P') {
             Some("expands a value as a prompt, which runs its commands")
-        } else if op == Some(b'=') || (op == Some(b':') && next == Some(b'=')) {
+        } else if op == Some(b'=')
+            || (op == Some(b':') && next == Some(b'='))
+            || (op == Some(b':') && next == Some(b':') && third == Some(b'='))
+        {
+            // zsh's `${x::=v}` assigns unconditionally (bash refuses it).
             Some("assigns a variable")
         } else {
             None

@@ -1241,6 +1241,12 @@ fn single_quotes_inside_double_quoted_expansions() {
         // An assignment besides: opaque.
         &["cmd!${x:='$(rm a)'}", "cmd:rm a", "cmd:ls ${x:='$(rm a)'}"],
     );
+    // zsh 5.9's `${x::=v}` assigns whatever x held (a review found
+    // `echo ${HOME::=.}; git status` ran the repository's own fsmonitor).
+    check(
+        "echo ${HOME::=.}; git status",
+        &["cmd!${HOME::=.}", "cmd:echo ${HOME::=.}", "cmd:git status"],
+    );
     check(
         r#"ls "${x+'$(rm a)'}""#,
         &["cmd:rm a", "cmd:ls ${x+'$(rm a)'}"],
