@@ -434,6 +434,10 @@ const AUTO_CARVES: &[&str] = &[
     "find -exec*",
     "find -ok*",
     "git diff *--no-index*",
+    // `git branch --list --no-list -D b` deletes `b`: after `--list`, an
+    // option is not a pattern (found by a review against git).
+    "git branch --list -*",
+    "git branch --list * -*",
     "ss *K*",
     "ss *D*",
     "ss *--k*",
