@@ -2271,14 +2271,26 @@ fn sed_script(s: &str) -> Result<Vec<SedEffect>, String> {
             b'{' => eol = true,
             b'}' | b'=' | b'd' | b'D' | b'g' | b'G' | b'h' | b'H' | b'n' | b'N' | b'p' | b'P'
             | b'x' | b'z' | b'F' => {}
-            b'#' | b':' => {
+            b'#' => {
                 i = to_eol(i).1;
                 eol = true;
             }
-            b'b' | b't' | b'T' | b'v' => {
-                while at(i).is_some_and(|c| c != b';' && c != b'\n' && c != b'}') {
+            // GNU sed 4.9 ends a label (and `v`'s version) at a blank or a
+            // `;` and reads a command after it: `:x;e cmd`, `:x e cmd` and
+            // `v 4.2 e cmd` run `cmd` (checked with sed 4.9). Reading the
+            // label so is the strictest reading: older seds that take the
+            // line as the label run nothing more.
+            b':' | b'b' | b't' | b'T' | b'v' => {
+                i = skip_blank(i);
+                let start = i;
+                while at(i).is_some_and(|c| !matches!(c, b';' | b'\n' | b' ' | b'\t' | b'}')) {
                     i += 1;
                 }
+                if c == b':' && i == start {
+                    return Err("`:` without a label".into());
+                }
+                // No separator is needed before the next command.
+                eol = true;
             }
             b'q' | b'Q' | b'l' | b'L' => {
                 i = skip_blank(i);
@@ -2503,6 +2515,26 @@ mod tests {
         assert_eq!(sed_script("1,/x/{s/a/b/;p}"), Ok(vec![]));
         assert_eq!(sed_script("y/abc/xyz/"), Ok(vec![]));
         assert_eq!(sed_script("a hello; e x"), Ok(vec![]));
+        // Labels end at a blank or `;` in GNU sed 4.9 (found by a review).
+        for script in [
+            ":x;e pwned",
+            ": x;e pwned",
+            ":x e pwned",
+            ":a;N;e pwned",
+            "v 4.2 e pwned",
+            "b x e pwned",
+        ] {
+            assert_eq!(
+                sed_script(script),
+                Ok(vec![SedEffect::Runs("pwned".into())]),
+                "{script}"
+            );
+        }
+        assert_eq!(
+            sed_script(":x;w out"),
+            Ok(vec![SedEffect::File(Kind::Write, "out".into())])
+        );
+        assert_eq!(sed_script(":a\nN;$!ba;s/\n/ /g"), Ok(vec![]));
         assert!(sed_script("s/a/b").is_err());
         assert!(sed_script("k").is_err());
     }
