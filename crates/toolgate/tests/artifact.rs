@@ -397,6 +397,28 @@ fn older_format_artifacts_are_refused_with_a_message_to_recompile() {
 /// by prefix) is refused with a message that says to compile again, by the
 /// engine and by `inspect`, where reading its records in the new layout
 /// would look rules up in the wrong places.
+/// An artifact compiled before untrusted carve-outs were left out (a
+/// review found an untrusted `bash(!rm:*)` cancelled a trusted deny of
+/// equal rank) holds the carve-out in its tables: it is refused, with a
+/// message to compile again, and the same policy compiled now loads.
+#[test]
+fn an_untrusted_carve_out_compiled_by_an_earlier_toolgate_is_refused() {
+    let dir =
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("testdata/artifacts/v3");
+    let old = std::fs::read(dir.join("untrusted-carve-out-3.3.tgb")).unwrap();
+    let e = Engine::from_bytes_with(&old, &registry()).err().unwrap();
+    assert_eq!(e.kind(), LoadErrorKind::Version, "{e}");
+    assert!(
+        e.to_string().contains("carve-out of an untrusted source")
+            && e.to_string().contains("compile the policy again"),
+        "{e}"
+    );
+    let policy =
+        Policy::from_json(&std::fs::read_to_string(dir.join("basic.json")).unwrap()).unwrap();
+    let fresh = Engine::build_with(&policy, &registry()).unwrap().to_bytes();
+    assert!(Engine::from_bytes_with(&fresh, &registry()).is_ok());
+}
+
 #[test]
 fn inner_records_of_before_3_3_are_refused_with_a_message_to_recompile() {
     let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))

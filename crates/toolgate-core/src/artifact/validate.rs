@@ -91,6 +91,17 @@ pub(super) fn rule_lists(p: &Program<'_>) -> Result<(), LoadError> {
                 "rule {id} is server-bounded but not a bare allow glob"
             )));
         }
+        // An untrusted source only restricts: its carve-outs are left out
+        // when a policy is compiled. One in the tables was compiled by a
+        // toolgate that let it cancel other sources' deny and ask rules.
+        if carve && !p.source_trusted(p.w(at + RULE_WORDS - 2)) {
+            return Err(LoadError::new(
+                super::LoadErrorKind::Version,
+                format!(
+                    "rule {id} is a carve-out of an untrusted source, which an earlier toolgate compiled and this one leaves out: compile the policy again with this toolgate (`toolgate compile`)"
+                ),
+            ));
+        }
     }
     let withheld_at = p.h(H_WITHHELD);
     let n_withheld = p.h(H_N_WITHHELD);
