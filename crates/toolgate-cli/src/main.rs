@@ -1625,7 +1625,12 @@ fn decide_bundle(
             Some(g) => decide(&Guarded::new(engine.session(), g), calls, intake, &|c| c),
             None => decide(&engine.session(), calls, intake, &|c| c),
         },
-        Ok(Opened::Rubric(engine)) => decide_rubric(&engine, calls, intake, dlp),
+        Ok(Opened::Rubric(engine)) => {
+            // A bundle that reads `dlp_…` gets the scan without `--dlp`,
+            // compiled or not.
+            let dlp = dlp || engine.reads_dlp();
+            decide_rubric(&engine, calls, intake, dlp)
+        }
         Ok(Opened::Authensor(engine)) => decide_authensor(&engine, calls, intake),
         Ok(other) => {
             eprintln!("error: `{path}` holds {other:?}, which `decide --bundle` does not read");

@@ -324,7 +324,9 @@ fn rubric_dlp_fills_the_fields_before_the_bundle_decides() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    // An artifact does not say what its rules read: `--dlp` turns it on.
+    // The artifact keeps what its rules read: DLP is on without the flag
+    // too (a review found it off, so the caller's `dlp_detected: false`
+    // decided and a key went through).
     let art = b.with_extension("tgb");
     let c = run(
         &["compile", b.to_str().unwrap(), "-o", art.to_str().unwrap()],
@@ -342,7 +344,7 @@ fn rubric_dlp_fills_the_fields_before_the_bundle_decides() {
         &[],
         requests.as_bytes(),
     );
-    assert_eq!(decisions(&o), ["allow", "allow", "allow"]);
+    assert_eq!(decisions(&o), ["deny", "deny", "allow"]);
     let o = run(
         &["decide", "--bundle", art.to_str().unwrap(), "--dlp"],
         &[],

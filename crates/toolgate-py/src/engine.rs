@@ -129,7 +129,7 @@ impl Engine {
             }
             Opened::Rubric(e) => {
                 let b = if is_artifact { None } else { e.to_bytes() };
-                let dlp = !is_artifact && reads_dlp(bytes);
+                let dlp = e.reads_dlp() || (!is_artifact && reads_dlp(bytes));
                 (
                     Decider::Rubric {
                         engine: e.into_owned(),

@@ -120,12 +120,22 @@ pub(crate) fn decide_stateful(
             decide_calls(text, batch, intake, &prep, e, loaded.guards.as_deref())
         }
         Decider::Rubric(e) => each(text, batch, intake, &|one| {
-            let request = match one {
+            let mut request = match one {
                 Ok(t) => {
                     Request::from_json(t).unwrap_or_else(|e| Request::unreadable(e.to_string()))
                 }
                 Err(why) => Request::unreadable(why),
             };
+            // A bundle that reads `dlp_…` is given the scan's fields, not
+            // the caller's, as `decide` gives them.
+            if e.reads_dlp() {
+                match toolgate::guards::Guards::builtin() {
+                    Ok(g) => request.add_dlp(g),
+                    Err(why) => {
+                        request = Request::unreadable(format!("the DLP scan cannot run: {why}"));
+                    }
+                }
+            }
             e.decide(&request).to_json()
         }),
         Decider::Authensor(e) => each(text, batch, intake, &|one| {

@@ -260,6 +260,30 @@ fn rubric_and_authensor_artifacts_answer_in_their_own_shapes() {
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
 }
 
+/// A Rubric artifact whose rules read `dlp_…` gets the scan's fields, not
+/// the caller's: a key in the input is found though the request says
+/// `dlp_detected: false` (a review found the caller's fields decided).
+#[test]
+fn a_rubric_artifact_that_reads_dlp_fields_is_given_the_scan() {
+    let s = Scratch::new("dlp");
+    let bundle = r#"{"policies": [{"policyId": "p1", "policyVersion": 1, "document": {"spec": {
+      "defaultEffect": "allow", "rules": [
+        {"id": "no-secrets", "description": "a secret in the call", "effect": "deny", "conditions": [
+          {"field": "dlp_detected", "operator": "eq", "value": true}]}]}}}]}"#;
+    let server = serve(&s, &artifact(bundle.as_bytes()), |_| {});
+    let key = format!("AKIA{}", "Q7W2E9R4T6Y1U3I8");
+    let with_key =
+        serde_json::json!({"tool_name": "Bash", "input": {"command": format!("echo {key}")},
+        "dlp_detected": false})
+        .to_string();
+    let (code, v) = post(&server.addr(), "/v1/decide", &with_key);
+    assert_eq!(code, 200);
+    assert_eq!(v["decision"], "deny", "{v}");
+    let clean = r#"{"tool_name": "Bash", "input": {"command": "ls"}, "dlp_detected": true}"#;
+    let (_, v) = post(&server.addr(), "/v1/decide", clean);
+    assert_eq!(v["decision"], "allow", "{v}");
+}
+
 #[test]
 fn bad_bodies_are_denied_with_their_status() {
     let s = Scratch::new("bad");

@@ -122,6 +122,14 @@ impl<'a> Compiled<'a> {
         &self.prog
     }
 
+    /// Whether a field the tables read has a first part starting with
+    /// `prefix` (`dlp_`: the fields a DLP scan fills).
+    pub fn reads_field_starting(&self, prefix: &str) -> bool {
+        self.parts
+            .iter()
+            .any(|p| p.first().is_some_and(|f| f.starts_with(prefix)))
+    }
+
     /// The same program, owning everything it borrowed.
     pub fn into_owned(self) -> Compiled<'static> {
         Compiled {

@@ -612,6 +612,18 @@ pub struct RubricEngine<'a> {
     compiled: Option<Compiled<'a>>,
 }
 
+impl RubricEngine<'_> {
+    /// Whether the tables read a field named `dlp_…`: the bundle's own
+    /// [`Bundle::reads_dlp`], kept in a compiled artifact, so that a
+    /// host deciding with the artifact fills the DLP fields as one
+    /// deciding with the bundle does (`spec/guards.md` §6).
+    pub fn reads_dlp(&self) -> bool {
+        self.compiled
+            .as_ref()
+            .is_some_and(|c| c.reads_field_starting("dlp_"))
+    }
+}
+
 impl RubricEngine<'static> {
     /// Compiles a bundle.
     ///
