@@ -3026,6 +3026,13 @@ fn hook(
                 if let Some(why) = toolgate::claude::wrong_host(engine.program(), &call.tool) {
                     return hook_answer(Decision::Deny, &why);
                 }
+                // Settings lowered for another mode, project or home would
+                // answer this session with another session's rules.
+                if let Some(why) = toolgate::claude::Lowered::of(&engine.sources()).and_then(|l| {
+                    l.refuses(payload.mode.as_deref(), project.as_deref(), home.as_deref())
+                }) {
+                    return hook_answer(Decision::Deny, &format!("`{b}`: {why}"));
+                }
                 hook_decide(&|c| engine.would(c), &call)
             }
             Err(e) => hook_answer(

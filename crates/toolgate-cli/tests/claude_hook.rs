@@ -502,6 +502,64 @@ fn trust_is_compiled_into_an_artifact() {
     assert!(err.contains("compiled without trust"), "{err}");
 }
 
+/// An artifact compiled from settings holds rules lowered for one mode,
+/// project and home directory: a session in another mode (plan mode with
+/// an artifact compiled for acceptEdits allowed an Edit of `/etc/passwd`),
+/// another project or under another home is denied with a reason that
+/// says what to do; the session it was compiled for is decided.
+#[test]
+fn an_artifact_answers_only_the_session_it_was_lowered_for() {
+    let s = Scratch::new("lowered");
+    s.write(
+        "repo/.claude/settings.json",
+        r#"{"permissions": {"defaultMode": "acceptEdits", "deny": ["Read(~/.ssh/**)"]}}"#,
+    );
+    let tgb = compile(
+        &s,
+        ".claude/settings.json",
+        "accept.tgb",
+        &["--trust-project"],
+    );
+    let bundle = ["--bundle", tgb.to_str().unwrap()];
+    let edit =
+        |mode: &str, file: &str| payload(&s, "Edit", serde_json::json!({"file_path": file}), mode);
+    let inside = s.repo().join("src/a.rs");
+    let inside = inside.to_str().unwrap();
+    assert_eq!(hook(&s, &bundle, &edit("acceptEdits", inside)).0, "allow");
+    for mode in ["plan", "default", "dontAsk"] {
+        let (d, reason) = hook(&s, &bundle, &edit(mode, "/etc/passwd"));
+        assert_eq!(d, "deny", "{mode}: {reason}");
+        assert!(
+            reason.contains("compiled for the mode `acceptEdits`"),
+            "{mode}: {reason}"
+        );
+    }
+    // Another home: `~/.ssh` in the tables is not this session's.
+    let other = s.root.join("other-home");
+    std::fs::create_dir_all(&other).unwrap();
+    let (code, out, _) = run(
+        &["hook", "claude-code", "--bundle", tgb.to_str().unwrap()],
+        &other,
+        &s.repo(),
+        &edit("acceptEdits", inside),
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(r#""permissionDecision":"deny""#) && out.contains("home directory"),
+        "{out}"
+    );
+    // Another project.
+    let elsewhere = serde_json::json!({
+        "session_id": "s", "cwd": s.root.join("home"), "permission_mode": "acceptEdits",
+        "hook_event_name": "PreToolUse", "tool_name": "Edit",
+        "tool_input": {"file_path": s.root.join("home/x")}
+    })
+    .to_string();
+    let (d, reason) = hook(&s, &bundle, &elsewhere);
+    assert_eq!(d, "deny", "{reason}");
+    assert!(reason.contains("compiled for the project"), "{reason}");
+}
+
 /// A toolgate policy written for a lower-case `bash` never matches Claude
 /// Code's `Bash`; with `default: allow` every call would be allowed, so
 /// the hook denies, naming both spellings. A tool the policy does not

@@ -52,6 +52,8 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
     };
     let home = crate::loaded::home();
     let project = project_dir(payload.call.cwd.as_deref(), home.as_deref());
+    let project_of_call = project.clone();
+    let payload_mode = payload.mode.clone();
     let mut call = payload.call;
     if call.cwd.is_none() {
         call.cwd = project;
@@ -84,6 +86,16 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
         Decider::Rules(e) | Decider::ClaudeCode(e, _) => {
             if let Some(why) = wrong_host(e.program(), &call.tool) {
                 return answer_line(Decision::Deny, &why);
+            }
+            // An artifact compiled from settings answers only sessions of
+            // the mode, project and home it was lowered for, as the
+            // command hook's `--bundle` does.
+            if loaded.modes.is_none() {
+                if let Some(why) = toolgate::claude::Lowered::of(&e.sources()).and_then(|l| {
+                    l.refuses(payload_mode.as_deref(), project_of_call.as_deref(), home.as_deref())
+                }) {
+                    return answer_line(Decision::Deny, &why);
+                }
             }
             let (d, reason) = hook_verdict(&|c| e.would(c), &call, home.as_deref(), &resolve_link);
             answer_line(d, &reason)

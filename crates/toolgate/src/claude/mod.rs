@@ -1210,21 +1210,119 @@ fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> [RuleSet; 2] {
             }
         }
     }
-    let set = |name: &str, rank, lists| RuleSet {
+    // What the rules were lowered for, kept as the built-in source's path so
+    // that an artifact carries it (§8: a hook deciding with one refuses a
+    // session it was not lowered for).
+    let context = Lowered {
+        mode: mode.name().to_string(),
+        project: env.project_dir.clone(),
+        home: env.home.clone(),
+    }
+    .to_path();
+    let set = |name: &str, rank, lists, path: &str| RuleSet {
         source: Source {
             name: name.into(),
             rank,
             trusted: true,
-            path: String::new(),
+            path: path.to_string(),
             hash: String::new(),
         },
         lists,
         location: Location::default(),
     };
     [
-        set("claude-code-protected", 1, protected),
-        set("claude-code", 0, l),
+        set("claude-code-protected", 1, protected, ""),
+        set("claude-code", 0, l, &context),
     ]
+}
+
+/// What Claude Code settings were lowered for: the mode, the project
+/// directory and the home directory, which the built-in rules and the
+/// `~/…` and working-directory rules hold. An artifact compiled from
+/// settings answers only sessions of the same three.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lowered {
+    /// The mode's name, as Claude Code writes it.
+    pub mode: String,
+    /// The project directory, when one was known.
+    pub project: Option<String>,
+    /// The home directory, when one was known.
+    pub home: Option<String>,
+}
+
+/// The prefix of the built-in source's path that records a [`Lowered`].
+const LOWERED_FOR: &str = "lowered for ";
+
+impl Lowered {
+    fn to_path(&self) -> String {
+        let v = serde_json::json!({"mode": self.mode, "project": self.project, "home": self.home});
+        format!("{LOWERED_FOR}{v}")
+    }
+
+    /// What the built-in source `claude-code` of `sources` records, when
+    /// the rules were lowered from Claude Code settings.
+    ///
+    /// ```
+    /// use toolgate::claude::{load, Environment, Lowered, SettingsFile, Scope};
+    /// let files = [SettingsFile { scope: Scope::User, path: "/home/u/.claude/settings.json".into(),
+    ///     text: r#"{"permissions": {"defaultMode": "acceptEdits"}}"#.into() }];
+    /// let env = Environment { home: Some("/home/u".into()), project_dir: Some("/repo".into()), ..Default::default() };
+    /// let loaded = load(&files, &env).unwrap();
+    /// let sources: Vec<_> = loaded.policy.sources.iter().map(|s| s.source.clone()).collect();
+    /// let l = Lowered::of(&sources).unwrap();
+    /// assert_eq!((l.mode.as_str(), l.project.as_deref()), ("acceptEdits", Some("/repo")));
+    /// ```
+    pub fn of(sources: &[Source]) -> Option<Lowered> {
+        let s = sources.iter().find(|s| s.name == "claude-code")?;
+        let v: Value = serde_json::from_str(s.path.strip_prefix(LOWERED_FOR)?).ok()?;
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        Some(Lowered {
+            mode: text("mode")?,
+            project: text("project"),
+            home: text("home"),
+        })
+    }
+
+    /// Why a session in `mode` (the payload's; `None`: not given), with
+    /// project directory `project` and home directory `home`, must not be
+    /// decided by rules lowered for `self`; `None` when it may.
+    pub fn refuses(
+        &self,
+        mode: Option<&str>,
+        project: Option<&str>,
+        home: Option<&str>,
+    ) -> Option<String> {
+        let fix = "compile the settings for this session (`toolgate compile` where it runs, with its mode as `defaultMode`), or give the hook the settings instead of an artifact";
+        if let Some(m) = mode {
+            let m = Mode::parse(m).map_or(Mode::Default, |(m, _)| m);
+            if m.name() != self.mode {
+                return Some(format!(
+                    "the artifact was compiled for the mode `{}` and the session is in `{}`: {fix}",
+                    self.mode,
+                    m.name()
+                ));
+            }
+        }
+        let differs = |a: Option<&str>, b: Option<&str>| {
+            let norm = |x: Option<&str>| x.map(|x| x.trim_end_matches('/').to_string());
+            norm(a) != norm(b)
+        };
+        if differs(self.project.as_deref(), project) {
+            return Some(format!(
+                "the artifact was compiled for the project `{}` and the session's is `{}`: {fix}",
+                self.project.as_deref().unwrap_or("(none)"),
+                project.unwrap_or("(none)")
+            ));
+        }
+        if differs(self.home.as_deref(), home) {
+            return Some(format!(
+                "the artifact was compiled for the home directory `{}` and the session's is `{}`: {fix}",
+                self.home.as_deref().unwrap_or("(none)"),
+                home.unwrap_or("(none)")
+            ));
+        }
+        None
+    }
 }
 
 #[cfg(test)]
