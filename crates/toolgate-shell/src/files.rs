@@ -255,7 +255,7 @@ impl Out<'_> {
     pub(super) fn change_dir(&mut self, program: &str, args: &[Word], in_loop: bool) {
         let mut target: Option<Option<String>> = None;
         let mut opts = true;
-        for w in args {
+        for (i, w) in args.iter().enumerate() {
             let v = self.val(*w);
             if opts && v == "--" {
                 opts = false;
@@ -272,7 +272,13 @@ impl Out<'_> {
             // A computed target, `cd -` and `~user` are known only when
             // the line runs.
             let other_home = v.starts_with('~') && !(v == "~" || v.starts_with("~/"));
-            let unknown = w.flags & COMPUTED != 0 || v == "-" || v.is_empty() || other_home;
+            // zsh's `cd OLD NEW` goes to the working directory with OLD
+            // replaced by NEW (`cd proj .ssh` from `~/proj` is `~/.ssh`;
+            // bash refuses it): a second operand makes the target known
+            // only when the line runs.
+            let second = args.get(i + 1..).is_some_and(|rest| !rest.is_empty());
+            let unknown =
+                w.flags & COMPUTED != 0 || v == "-" || v.is_empty() || other_home || second;
             target = Some(if unknown { None } else { Some(v.to_string()) });
             break;
         }

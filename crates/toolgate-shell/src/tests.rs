@@ -147,6 +147,10 @@ fn working_directory() {
     // Unknown directories.
     check_files("cd \"$d\" && cat x", &["ro:x", "ro~//**"]);
     check_files("cd - && cat x", &["ro:x", "ro~//**"]);
+    // zsh's `cd OLD NEW` replaces OLD in the working directory (a review
+    // found `cd proj .ssh && cat id_rsa` read `~/.ssh/id_rsa` from
+    // `~/proj` under a deny of it).
+    check_files("cd proj .ssh && cat id_rsa", &["ro:id_rsa", "ro~//**"]);
     check_files("pushd a; popd; cat x", &["ro:x", "ro:a/x", "ro~//**"]);
     check_files("cd $d && echo > f", &["w:f", "w!"]);
     check_files("for i in 1 2; do cd ..; done; cat x", &["ro:x", "ro~//**"]);
