@@ -822,7 +822,13 @@ fn git_config(kv: &str) -> Vec<(Does, String)> {
         | ("browser" | "man", true, "cmd" | "path")
         | ("interactive", false, "difffilter")
         | ("sendemail", _, "tocmd" | "cccmd" | "headercmd" | "sendmailcmd")
-        | ("trailer", true, "command" | "cmd") => run(value),
+        | ("trailer", true, "command" | "cmd")
+        // `git imap-send` runs the tunnel, `git archive --format=X` runs
+        // `tar.X.command` (a review ran both through real git).
+        | ("imap", false, "tunnel")
+        | ("tar", true, "command")
+        | ("instaweb", false, "httpd" | "browser")
+        | ("guitool", true, "cmd") => run(value),
         ("sendemail", _, "smtpserver") if value.contains('/') => run(value),
         ("core", false, "fsmonitor") | ("pager", false, _) => {
             if is_bool(value) {
@@ -2568,6 +2574,17 @@ mod tests {
             [(Does::Runs, "ssh -i k".to_string())]
         );
         assert_eq!(git_config("core.fsmonitor=true"), []);
+        for (key, value) in [
+            ("imap.tunnel", "pwned tun"),
+            ("tar.x.command", "pwned"),
+            ("guitool.t.cmd", "pwned"),
+        ] {
+            assert_eq!(
+                git_config(&format!("{key}={value}")),
+                [(Does::Runs, value.to_string())],
+                "{key}"
+            );
+        }
         assert_eq!(
             git_config("core.fsmonitor=./x"),
             [(Does::Runs, "./x".to_string())]
