@@ -2457,6 +2457,15 @@ fn awk_opens(p: &str) -> Option<&'static str> {
                 depth = depth.saturating_sub(1);
                 operand = true;
             }
+            // A subscript's `]` ends an operand: `a[1] / 2` divides (a
+            // review found `x = a[1] / 2; system("pwned"); y = 1 / 1` read
+            // as a regular expression, hiding the `system(` mawk ran).
+            b']' => operand = true,
+            // A postfix `++` or `--` leaves an operand: `i++ / 2` divides.
+            b'+' | b'-' if operand && b.get(i + 1) == Some(&c) => {
+                i += 2;
+                continue;
+            }
             b';' | b'\n' | b'{' | b'}' => {
                 print_at = None;
                 getline = false;
@@ -2550,6 +2559,15 @@ mod tests {
         assert_eq!(awk_opens("{print $1}"), None);
         assert_eq!(awk_opens("$3 > 100 {print $1}"), None);
         assert_eq!(awk_opens("/a|b/ {print}"), None);
+        assert_eq!(
+            awk_opens(r#"BEGIN { a[1]=4; x = a[1] / 2; system("pwned"); y = 1 / 1 }"#),
+            Some("runs a command (`system(`)")
+        );
+        assert_eq!(
+            awk_opens(r#"{ i++ / 2; system("pwned"); j = 1 / 1 }"#),
+            Some("runs a command (`system(`)")
+        );
+        assert_eq!(awk_opens("{ a[$1]++ } END { for (k in a) print k }"), None);
         assert_eq!(awk_opens("{ if (a || b) print }"), None);
         assert_eq!(awk_opens("{ x = a / b; y = c / d }"), None);
         assert_eq!(awk_opens("{ print (a > b) }"), None);
