@@ -46,6 +46,10 @@ pub(super) fn is_special(name: &str) -> bool {
                 | b"alias"
                 | b"source"
                 | b"."
+                | b"set"
+                | b"setopt"
+                | b"unsetopt"
+                | b"shopt"
         )
         || super::programs::is_wrapper(name)
         || evaluates(name).is_some()
@@ -960,6 +964,7 @@ impl Parser<'_, '_, '_> {
             "at" | "batch" => self.at_job(name, prog, b, stdin_fed),
             "parallel" => self.parallel(prog, b),
             "alias" => self.alias(prog, b),
+            "set" | "setopt" | "unsetopt" | "shopt" => self.shell_options(name, prog, b),
             "source" | "." => {
                 let mut i = prog + 1;
                 if self.v(i) == "--" && i < b {
@@ -1256,6 +1261,112 @@ impl Parser<'_, '_, '_> {
         self.script_of("trap", i, i + 1, false)
     }
 
+    /// `set`, zsh's `setopt`/`unsetopt` and bash's `shopt`: plain when
+    /// every option they change is one that changes neither how the rest
+    /// of the line is read nor what it runs; otherwise opaque (a review
+    /// found `set -k` made later words environment for `git`, `set -H`
+    /// turned a quoted `!!` into a command, zsh's `set -A path .` ran
+    /// `./ls`, and `set -o globsubst` ran a glob qualifier).
+    fn shell_options(&self, name: &str, prog: usize, b: usize) -> Plan {
+        // Letters of `set` that only stop, trace or check.
+        const SAFE_LETTERS: &str = "euxvfnCEPTbmth";
+        const SAFE_NAMES: &[&str] = &[
+            "errexit",
+            "nounset",
+            "xtrace",
+            "verbose",
+            "pipefail",
+            "noglob",
+            "noexec",
+            "noclobber",
+            "errtrace",
+            "functrace",
+            "physical",
+            "notify",
+            "monitor",
+            "hashall",
+            "ignoreeof",
+            "emacs",
+            "vi",
+            "errreturn",
+            "printexitvalue",
+            "nullglob",
+            "failglob",
+            "checkwinsize",
+            "histappend",
+            "cmdhist",
+            "lithist",
+            "checkhash",
+        ];
+        // zsh ignores case and underscores in option names, and `no`
+        // before one turns it off (which, for these, is just as safe).
+        let safe_name = |n: &str| {
+            let n: String = n
+                .chars()
+                .filter(|c| *c != '_')
+                .collect::<String>()
+                .to_ascii_lowercase();
+            let n = n
+                .strip_prefix("no")
+                .filter(|r| SAFE_NAMES.contains(r))
+                .unwrap_or(&n);
+            SAFE_NAMES.contains(&n)
+        };
+        let opaque = |what: &str| {
+            Plan::Opaque(format!(
+                "`{name}` changes {what}, which can change how the rest of the line is read or what it runs"
+            ))
+        };
+        let mut i = prog + 1;
+        while i < b {
+            let w = self.w(i);
+            let v = self.v(i);
+            if w.flags & COMPUTED != 0 {
+                return opaque("an option computed when the line runs");
+            }
+            match name {
+                "set" => {
+                    if v == "--" || v == "-" || !(v.starts_with('-') || v.starts_with('+')) {
+                        // Positional parameters from here on.
+                        return Plan::Plain;
+                    }
+                    let letters = v.get(1..).unwrap_or("");
+                    for c in letters.chars() {
+                        if c == 'o' {
+                            i += 1;
+                            if i >= b {
+                                return Plan::Plain;
+                            }
+                            if !safe_name(self.v(i)) {
+                                return opaque(&format!("the option `{}`", self.v(i)));
+                            }
+                        } else if !SAFE_LETTERS.contains(c) {
+                            return opaque(&format!(
+                                "the option `{}{c}`",
+                                v.get(..1).unwrap_or("")
+                            ));
+                        }
+                    }
+                }
+                "shopt" => {
+                    if matches!(v, "-s" | "-u" | "-o" | "-p" | "-q") || safe_name(v) {
+                        // `-p`, `-q` and a lone name only print or test.
+                    } else {
+                        return opaque(&format!("the option `{v}`"));
+                    }
+                }
+                _ => {
+                    let n = v.trim_start_matches(['-', '+']);
+                    if !n.is_empty() && !safe_name(n) {
+                        return opaque(&format!("the option `{v}`"));
+                    }
+                }
+            }
+            i += 1;
+        }
+        Plan::Plain
+    }
+
     fn alias(&self, prog: usize, b: usize) -> Plan {
         let mut scripts = Vec::new();
         for i in prog + 1..b {
@@ -1266,6 +1377,20 @@ impl Parser<'_, '_, '_> {
             if self.w(i).flags & (PARAM | SUBST | super::parse::ARITH) != 0 {
                 return Plan::Opaque(
                     "the value of an alias is computed when the command runs".into(),
+                );
+            }
+            // With alias expansion on, a later line's command is replaced
+            // by the body and keeps its arguments: an empty body makes its
+            // first argument the program (`alias ls=` then `ls pwned -rf ~`
+            // ran `pwned`), and a body ending in a program that runs its
+            // arguments (`eval`, `bash -c`, `sudo`) or in a blank (which
+            // expands the next word too) runs them. Those are opaque; any
+            // other body is read as a script, as before.
+            let last = body.split_whitespace().last().map(basename);
+            let runs_arguments = last.is_some_and(|l| is_special(l) || l == "-c" || l == "exec");
+            if body.trim().is_empty() || body.ends_with([' ', '\t']) || runs_arguments {
+                return Plan::Opaque(
+                    "an alias whose body takes the words after it as a command: a later line that names the alias runs them".into(),
                 );
             }
             scripts.push(body.to_string());

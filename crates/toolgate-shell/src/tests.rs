@@ -2083,3 +2083,53 @@ fn here_documents_end_where_the_shells_end_them() {
         ],
     );
 }
+
+/// Found by a review against bash 5.2 and zsh 5.9 (each allowed under
+/// `Bash(set -e:*)` and the read-only commands): `set -k` makes later
+/// `NAME=value` words environment (real git ran `core.fsmonitor` from
+/// them), `set -H` reads `!!` in a quoted word as history, zsh's `set -A
+/// path .` ran `./ls`, `set -o globsubst` ran a glob qualifier, and `shopt
+/// -s expand_aliases` lets an alias defined in the line run; an alias whose
+/// body takes the next words as a command runs them on a later line.
+#[test]
+fn shell_options_that_change_the_line_are_opaque() {
+    check(
+        "set -e -k; git status",
+        &["cmd:set -e -k", "cmd!set -e -k", "cmd:git status"],
+    );
+    for cmd in [
+        "set -e -o history -H",
+        "set -A path . /usr/bin",
+        "set -o globsubst -- x",
+        "set -eo keyword",
+        "setopt globsubst",
+        "unsetopt interactive_comments",
+        "shopt -s expand_aliases",
+        "shopt -s dotglob",
+        "set -a",
+    ] {
+        let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
+        assert!(pieces.iter().any(|p| p.opaque_reason().is_some()), "{cmd}: {pieces:?}");
+    }
+    for cmd in [
+        "set -euo pipefail",
+        "set -x",
+        "set +e",
+        "set -- a b",
+        "setopt errexit no_unset",
+        "shopt -s nullglob",
+        "set -o",
+    ] {
+        let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
+        assert!(!pieces.iter().any(|p| p.opaque_reason().is_some()), "{cmd}: {pieces:?}");
+    }
+    check("alias ll='ls -la'", &["cmd:alias ll=ls -la", "cmd:ls -la"]);
+    for cmd in [
+        "alias ls=\nls pwned -rf ~",
+        "alias ls='eval'",
+        "alias s='sudo '",
+    ] {
+        let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
+        assert!(pieces.iter().any(|p| p.opaque_reason().is_some()), "{cmd}: {pieces:?}");
+    }
+}
