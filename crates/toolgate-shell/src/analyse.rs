@@ -50,6 +50,11 @@ pub(super) fn is_special(name: &str) -> bool {
                 | b"setopt"
                 | b"unsetopt"
                 | b"shopt"
+                | b"compgen"
+                | b"hash"
+                | b"emulate"
+                | b"enable"
+                | b"fc"
         )
         || super::programs::is_wrapper(name)
         || evaluates(name).is_some()
@@ -72,7 +77,9 @@ fn evaluates(name: &str) -> Option<Evaluates> {
         b"let" => Evaluates::Arithmetic,
         b"declare" | b"typeset" | b"local" | b"export" | b"readonly" | b"unset" | b"read"
         | b"mapfile" | b"readarray" | b"wait" | b"getopts" => Evaluates::Names,
-        b"printf" | b"test" | b"[" => Evaluates::OptionV,
+        // zsh's builtins that assign the names they are given.
+        b"private" | b"getln" | b"vared" | b"zparseopts" => Evaluates::Names,
+        b"printf" | b"test" | b"[" | b"print" => Evaluates::OptionV,
         _ => return None,
     })
 }
@@ -965,6 +972,7 @@ impl Parser<'_, '_, '_> {
             "parallel" => self.parallel(prog, b),
             "alias" => self.alias(prog, b),
             "set" | "setopt" | "unsetopt" | "shopt" => self.shell_options(name, prog, b),
+            "compgen" | "hash" | "emulate" | "enable" | "fc" => self.runs_through(name, prog, b),
             "source" | "." => {
                 let mut i = prog + 1;
                 if self.v(i) == "--" && i < b {
@@ -1365,6 +1373,34 @@ impl Parser<'_, '_, '_> {
             i += 1;
         }
         Plan::Plain
+    }
+
+    /// Builtins that run text, or change what a name runs, through some of
+    /// their options (a review ran each under an allow of the builtin):
+    /// `compgen -W` expands its word list (substitutions run) and `-C`/`-F`
+    /// run a command or function; `hash -p PATH NAME` and zsh's `hash
+    /// NAME=PATH` make a later `NAME` run PATH; `emulate … -c` runs a
+    /// script; `enable -f` loads a builtin from a shared object; `fc`
+    /// runs commands from the history.
+    fn runs_through(&self, name: &str, prog: usize, b: usize) -> Plan {
+        let args: Vec<&str> = (prog + 1..b).map(|i| self.v(i)).collect();
+        let has = |o: char| {
+            args.iter()
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(o))
+        };
+        let why = match name {
+            "compgen" if has('W') || has('C') || has('F') => {
+                "runs or expands the text of an option (`-W`, `-C`, `-F`)"
+            }
+            "hash" if has('p') || args.iter().any(|a| a.contains('=')) => {
+                "makes a later command of that name run another program"
+            }
+            "emulate" if has('c') => "runs a script (`-c`)",
+            "enable" if has('f') => "loads a builtin from a shared object (`-f`)",
+            "fc" if !(has('l') && !has('s') && !has('e')) => "runs commands from the history",
+            _ => return Plan::Plain,
+        };
+        Plan::Opaque(format!("`{name}` {why}"))
     }
 
     fn alias(&self, prog: usize, b: usize) -> Plan {

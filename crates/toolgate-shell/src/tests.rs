@@ -2109,7 +2109,10 @@ fn shell_options_that_change_the_line_are_opaque() {
         "set -a",
     ] {
         let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
-        assert!(pieces.iter().any(|p| p.opaque_reason().is_some()), "{cmd}: {pieces:?}");
+        assert!(
+            pieces.iter().any(|p| p.opaque_reason().is_some()),
+            "{cmd}: {pieces:?}"
+        );
     }
     for cmd in [
         "set -euo pipefail",
@@ -2121,15 +2124,58 @@ fn shell_options_that_change_the_line_are_opaque() {
         "set -o",
     ] {
         let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
-        assert!(!pieces.iter().any(|p| p.opaque_reason().is_some()), "{cmd}: {pieces:?}");
+        assert!(
+            !pieces.iter().any(|p| p.opaque_reason().is_some()),
+            "{cmd}: {pieces:?}"
+        );
     }
     check("alias ll='ls -la'", &["cmd:alias ll=ls -la", "cmd:ls -la"]);
+    // Builtins that run text or rebind a name through an option, and zsh's
+    // builtins that assign the names they are given.
+    for cmd in [
+        "compgen -W '$(pwned)' x",
+        "compgen -C pwned x",
+        "hash -p /tmp/pwned ls",
+        "hash ls=/tmp/pwned",
+        "emulate zsh -c pwned",
+        "enable -f ./x.so x",
+        "fc -s",
+        "print -v 'a[$(pwned)]' x",
+        "zparseopts -D -E -a 'a[$(pwned)]' x",
+        "private 'a[$(pwned)]'=1",
+        "getln 'a[$(pwned)]'",
+    ] {
+        // Opaque, or what the name's subscript runs is a piece of its own.
+        let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
+        assert!(
+            pieces
+                .iter()
+                .any(|p| p.opaque_reason().is_some() || p.text == "pwned"),
+            "{cmd}: {pieces:?}"
+        );
+    }
+    for cmd in [
+        "compgen -c",
+        "hash -r",
+        "fc -l",
+        "emulate -L zsh",
+        "print hello",
+    ] {
+        let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
+        assert!(
+            !pieces.iter().any(|p| p.opaque_reason().is_some()),
+            "{cmd}: {pieces:?}"
+        );
+    }
     for cmd in [
         "alias ls=\nls pwned -rf ~",
         "alias ls='eval'",
         "alias s='sudo '",
     ] {
         let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
-        assert!(pieces.iter().any(|p| p.opaque_reason().is_some()), "{cmd}: {pieces:?}");
+        assert!(
+            pieces.iter().any(|p| p.opaque_reason().is_some()),
+            "{cmd}: {pieces:?}"
+        );
     }
 }
