@@ -117,6 +117,13 @@ pub trait Splitter: Send + Sync + fmt::Debug {
     /// `bash call could not be evaluated: <message>`. Returning no subjects
     /// blocks the call too.
     fn split(&self, tool: &str, args: &Args) -> Result<Vec<Subject>, SplitError>;
+
+    /// The argument member the splitter reads, when it reads one: a policy
+    /// whose matcher reads another is refused, since the splitter would
+    /// never find its text and the matcher would see the line unsplit.
+    fn field(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The kinds and splitters a policy may name.

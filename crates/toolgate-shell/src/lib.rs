@@ -529,4 +529,8 @@ impl Splitter for ShellSplitter {
         let pieces = split_command(command, &self.cfg).map_err(|e| SplitError::new(e.message))?;
         Ok(pieces.into_iter().filter_map(|p| self.subject(p)).collect())
     }
+
+    fn field(&self) -> Option<&str> {
+        Some(&self.cfg.field)
+    }
 }

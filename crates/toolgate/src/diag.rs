@@ -134,6 +134,9 @@ pub enum DiagnosticKind {
     UnknownKind,
     /// A splitter no registry entry provides.
     UnknownSplitter,
+    /// A splitter that reads another argument member than its tool's
+    /// matcher: the matcher would see the line unsplit.
+    SplitterField,
     /// A rule written more than once, folded into one.
     DuplicateRule,
     /// A bare deny or ask rule whose tool is one typo from a declared tool.
@@ -192,6 +195,7 @@ impl DiagnosticKind {
         DiagnosticKind::ToolGlob,
         DiagnosticKind::UnknownKind,
         DiagnosticKind::UnknownSplitter,
+        DiagnosticKind::SplitterField,
         DiagnosticKind::DuplicateRule,
         DiagnosticKind::UnknownTool,
         DiagnosticKind::NoSplitter,
@@ -230,6 +234,7 @@ impl DiagnosticKind {
             DiagnosticKind::ToolGlob => "tool_glob",
             DiagnosticKind::UnknownKind => "unknown_kind",
             DiagnosticKind::UnknownSplitter => "unknown_splitter",
+            DiagnosticKind::SplitterField => "splitter_field",
             DiagnosticKind::DuplicateRule => "duplicate_rule",
             DiagnosticKind::UnknownTool => "unknown_tool",
             DiagnosticKind::NoSplitter => "no_splitter",

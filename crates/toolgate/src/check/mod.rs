@@ -241,6 +241,21 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
         let split = match m.split {
             None => None,
             Some(s) => match registry.splitter(s) {
+                Some(imp) if imp.field().is_some_and(|f| m.field.is_some_and(|mf| mf != f)) => {
+                    let reads = imp.field().unwrap_or_default();
+                    errors.push(
+                        Diagnostic::new(
+                            DiagnosticKind::SplitterField,
+                            format!(
+                                "the splitter `{s}` reads `{reads}`, and the matcher of `{name}` reads `{}`: the splitter would never find the text and the rules would see the whole line unsplit",
+                                m.field.unwrap_or_default()
+                            ),
+                        )
+                        .with_help(format!("write `\"field\": \"{reads}\"` for `{name}`, or drop `split`"))
+                        .at(loc),
+                    );
+                    None
+                }
                 Some(imp) => Some((s.to_string(), Arc::clone(imp))),
                 None => {
                     let known = registry.splitter_names();
