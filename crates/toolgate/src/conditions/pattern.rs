@@ -75,6 +75,7 @@ fn translate_text(pattern: &str) -> Result<String, String> {
         src: pattern,
         edits: Vec::new(),
         in_class: 0,
+        counts: Vec::new(),
     };
     let mut edits = ast::visit(&parsed, v)?;
     edits.sort_by_key(|e| e.0);
@@ -157,6 +158,10 @@ struct Re2<'s> {
     /// Byte ranges of the pattern and their replacements.
     edits: Vec<(usize, usize, String)>,
     in_class: u32,
+    /// For each repetition being visited, the product of the counts of
+    /// the counted repetitions around it and of its own: RE2 refuses a
+    /// nesting whose product passes [`MAX_REPEAT`].
+    counts: Vec<u32>,
 }
 
 impl Re2<'_> {
@@ -219,6 +224,33 @@ impl Visitor for Re2<'_> {
                 }
             },
             Ast::Repetition(r) => {
+                // RE2 refuses a repetition operator right after another
+                // (`a**`, `a+*`, `x{2}{3}`, `a*?*`): "bad repetition
+                // operator". A group between them (`(?:a*)*`) is fine.
+                if let Ast::Repetition(_) = &*r.ast {
+                    let op = self
+                        .src
+                        .get(r.op.span.start.offset..r.op.span.end.offset)
+                        .unwrap_or("");
+                    return Err(format!(
+                        "the repetition `{op}` follows another repetition, which is not RE2 syntax: put the inner one in a group (`(?:…)`)"
+                    ));
+                }
+                let own = match &r.op.kind {
+                    ast::RepetitionKind::Range(
+                        ast::RepetitionRange::Exactly(n) | ast::RepetitionRange::AtLeast(n),
+                    ) => *n,
+                    ast::RepetitionKind::Range(ast::RepetitionRange::Bounded(a, b)) => (*a).max(*b),
+                    _ => 1,
+                };
+                let outer = self.counts.last().copied().unwrap_or(1);
+                let product = outer.saturating_mul(own.max(1));
+                if product > MAX_REPEAT {
+                    return Err(format!(
+                        "counted repetitions nested to more than {MAX_REPEAT} in all are not RE2 syntax"
+                    ));
+                }
+                self.counts.push(product);
                 if let ast::RepetitionKind::Range(range) = &r.op.kind {
                     let (lo, hi) = match *range {
                         ast::RepetitionRange::Exactly(n) => (n, n),
@@ -267,8 +299,12 @@ impl Visitor for Re2<'_> {
     }
 
     fn visit_post(&mut self, a: &Ast) -> Result<(), String> {
-        if let Ast::ClassBracketed(_) = a {
-            self.in_class = self.in_class.saturating_sub(1);
+        match a {
+            Ast::ClassBracketed(_) => self.in_class = self.in_class.saturating_sub(1),
+            Ast::Repetition(_) => {
+                self.counts.pop();
+            }
+            _ => {}
         }
         Ok(())
     }
@@ -356,6 +392,17 @@ mod tests {
             "(",
             "a{2,1}",
             "[z-a]",
+            // RE2: "bad repetition operator" (a review compared 24,000
+            // patterns with RE2; these are the two kinds toolgate took).
+            "curl.**\\|\\s*sh",
+            "a**",
+            "a+*",
+            "a*?*",
+            "x{2}{3}",
+            "k{2,}+",
+            "(a{1000}){2}",
+            "(?:a{1,2}){600}",
+            "((a{10}){10}){11}",
         ] {
             assert!(translate(p).is_err(), "{p} should be refused");
         }
@@ -370,6 +417,11 @@ mod tests {
             "^a$",
             "\\Aa\\z",
             "[\\[\\]]",
+            "(?:a*)*",
+            "(a+)?",
+            "a*?",
+            "((a{10}){10}){10}",
+            "(a{500}){2}",
         ] {
             assert!(translate(p).is_ok(), "{p} should be accepted");
         }
