@@ -98,7 +98,8 @@ impl Payload {
 /// before deciding: `Grep`, `Glob` and `LS` without a `path` search the
 /// working directory, so they are decided as calls with `path` `.`; a
 /// `Skill`'s name is trimmed and loses a leading `/`, as Claude Code names
-/// the skill it runs.
+/// the skill it runs; an `Agent` or `Task` call without `subagent_type`
+/// starts the `general-purpose` subagent.
 ///
 /// ```
 /// use toolgate::claude::prepare_call;
@@ -107,6 +108,8 @@ impl Payload {
 /// assert_eq!(c.args.str_member("path"), Some("."));
 /// let c = prepare_call(Call::new("Skill", r#"{"skill": " /deploy"}"#));
 /// assert_eq!(c.args.str_member("skill"), Some("deploy"));
+/// let c = prepare_call(Call::new("Agent", r#"{"prompt": "x"}"#));
+/// assert_eq!(c.args.str_member("subagent_type"), Some("general-purpose"));
 /// ```
 pub fn prepare_call(mut call: Call) -> Call {
     if call.tool == "Skill" {
@@ -121,6 +124,20 @@ pub fn prepare_call(mut call: Call) -> Call {
                     m.insert("skill".into(), Value::String(t.to_string()));
                     call.args = Args::from_value(Value::Object(m));
                 }
+            }
+        }
+    }
+    if matches!(call.tool.as_str(), "Agent" | "Task") {
+        // A call that names no subagent starts the general-purpose one, so
+        // `Agent(general-purpose)` rules meet it.
+        if let Some(Value::Object(m)) = call.args.value() {
+            if matches!(m.get("subagent_type"), None | Some(Value::Null)) {
+                let mut m = m.clone();
+                m.insert(
+                    "subagent_type".into(),
+                    Value::String("general-purpose".into()),
+                );
+                call.args = Args::from_value(Value::Object(m));
             }
         }
     }
