@@ -99,7 +99,9 @@ impl Payload {
 /// working directory, so they are decided as calls with `path` `.`; a
 /// `Skill`'s name is trimmed and loses a leading `/`, as Claude Code names
 /// the skill it runs; an `Agent` or `Task` call without `subagent_type`
-/// starts the `general-purpose` subagent.
+/// starts the `general-purpose` subagent; a `Glob` pattern that leaves its
+/// directory (absolute, under `~`, through `..`) searches where its
+/// literal directories lead, which becomes the call's `path`.
 ///
 /// ```
 /// use toolgate::claude::prepare_call;
@@ -108,6 +110,10 @@ impl Payload {
 /// assert_eq!(c.args.str_member("path"), Some("."));
 /// let c = prepare_call(Call::new("Skill", r#"{"skill": " /deploy"}"#));
 /// assert_eq!(c.args.str_member("skill"), Some("deploy"));
+/// let c = prepare_call(Call::new("Glob", r#"{"pattern": "/home/u/.ssh/*"}"#));
+/// assert_eq!(c.args.str_member("path"), Some("/home/u/.ssh"));
+/// let c = prepare_call(Call::new("Glob", r#"{"pattern": "../x/*.rs", "path": "src"}"#));
+/// assert_eq!(c.args.str_member("path"), Some("src/../x"));
 /// let c = prepare_call(Call::new("Agent", r#"{"prompt": "x"}"#));
 /// assert_eq!(c.args.str_member("subagent_type"), Some("general-purpose"));
 /// ```
@@ -138,6 +144,35 @@ pub fn prepare_call(mut call: Call) -> Call {
                     Value::String("general-purpose".into()),
                 );
                 call.args = Args::from_value(Value::Object(m));
+            }
+        }
+    }
+    if call.tool == "Glob" {
+        // A pattern that leaves the search directory (`/home/u/.ssh/*`,
+        // `~/x/*`, `../*`) searches where its literal directories lead:
+        // that directory is the call's path, as Read rules read it (a
+        // review listed `~/.ssh` under a deny of it).
+        if let Some(Value::Object(m)) = call.args.value() {
+            if let Some(Value::String(pattern)) = m.get("pattern") {
+                let leaves = pattern.starts_with('/')
+                    || pattern.starts_with('~')
+                    || pattern.split('/').any(|c| c == "..");
+                if leaves {
+                    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+                    let dir = pattern
+                        .get(..cut)
+                        .and_then(|h| h.rfind('/').map(|i| h.get(..i.max(1)).unwrap_or("/")))
+                        .unwrap_or(".");
+                    let base = match m.get("path") {
+                        Some(Value::String(p)) if !dir.starts_with('/') && !dir.starts_with('~') => {
+                            format!("{}/{dir}", p.trim_end_matches('/'))
+                        }
+                        _ => dir.to_string(),
+                    };
+                    let mut m = m.clone();
+                    m.insert("path".into(), Value::String(base));
+                    call.args = Args::from_value(Value::Object(m));
+                }
             }
         }
     }
