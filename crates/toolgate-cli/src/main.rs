@@ -3309,6 +3309,7 @@ fn hook_decide(would: &dyn Fn(&Call) -> Verdict, call: &Call) -> ExitCode {
         call,
         home().as_deref(),
         &toolgate_server::hook::resolve_link,
+        &toolgate_server::hook::list_dir,
     );
     hook_answer(decision, &reason)
 }

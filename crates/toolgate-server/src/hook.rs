@@ -75,8 +75,13 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
                 if let Some(why) = wrong_host(e.program(), &call.tool) {
                     return answer_line(Decision::Deny, &why);
                 }
-                let (d, reason) =
-                    hook_verdict(&|c| e.would(c), &call, home.as_deref(), &resolve_link);
+                let (d, reason) = hook_verdict(
+                    &|c| e.would(c),
+                    &call,
+                    home.as_deref(),
+                    &resolve_link,
+                    &list_dir,
+                );
                 answer_line(d, &reason)
             }
             Err(why) => answer_line(Decision::Deny, &why),
@@ -97,7 +102,7 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
                     return answer_line(Decision::Deny, &why);
                 }
             }
-            let (d, reason) = hook_verdict(&|c| e.would(c), &call, home.as_deref(), &resolve_link);
+            let (d, reason) = hook_verdict(&|c| e.would(c), &call, home.as_deref(), &resolve_link, &list_dir);
             answer_line(d, &reason)
         }
         Decider::Rubric(_) | Decider::Authensor(_) => answer_line(
@@ -138,6 +143,19 @@ pub fn project_dir(cwd: Option<&str>, home: Option<&str>) -> Option<String> {
 /// Symbolic links followed in one path before it is given up on, as the
 /// kernel's `ELOOP` limit.
 const MAX_LINKS: usize = 40;
+
+/// The names in the directory `dir`, at most 4,096 and none when it cannot
+/// be read: what a glob in a path the hook decides may match.
+pub fn list_dir(dir: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .take(4096)
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// The file `path` (absolute) is, walked as the kernel walks it: name by
 /// name from the root, a symbolic link replaced by its target (relative to

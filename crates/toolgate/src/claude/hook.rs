@@ -164,7 +164,9 @@ pub fn prepare_call(mut call: Call) -> Call {
                         .and_then(|h| h.rfind('/').map(|i| h.get(..i.max(1)).unwrap_or("/")))
                         .unwrap_or(".");
                     let base = match m.get("path") {
-                        Some(Value::String(p)) if !dir.starts_with('/') && !dir.starts_with('~') => {
+                        Some(Value::String(p))
+                            if !dir.starts_with('/') && !dir.starts_with('~') =>
+                        {
                             format!("{}/{dir}", p.trim_end_matches('/'))
                         }
                         _ => dir.to_string(),
@@ -241,12 +243,13 @@ pub fn hook_verdict(
     call: &Call,
     home: Option<&str>,
     resolve: &dyn Fn(&str) -> Option<String>,
+    list: &dyn Fn(&str) -> Vec<String>,
 ) -> (Decision, String) {
     let v = would(call);
     let mut out = (v.decision, hook_reason(&v));
     // Every link is decided: the strictest answer stands, not the first
     // stricter one (an ask for one link must not hide a deny for another).
-    for link in super::linked_calls(call, home, resolve) {
+    for link in super::linked_calls(call, home, resolve, list) {
         let w = would(&link.call);
         if w.decision > out.0 {
             let why = format!(

@@ -31,6 +31,8 @@ pub struct Link {
 /// symbolic link followed as the kernel follows them (a dangling last
 /// link too), or `None` when it cannot say. A path under `~` is expanded
 /// with `home` first, as the rules expand it, and left alone without one.
+/// `list` gives the names in a directory (none when it cannot say), for a
+/// glob in the first name below a pattern's literal directories.
 ///
 /// ```
 /// use toolgate::claude::linked_calls;
@@ -38,7 +40,7 @@ pub struct Link {
 /// let mut call = Call::new("Bash", r#"{"command": "cat src/envlink src/a"}"#);
 /// call.cwd = Some("/repo".into());
 /// let resolve = |p: &str| Some(if p == "/repo/src/envlink" { "/repo/.env".into() } else { p.to_string() });
-/// let links = linked_calls(&call, None, &resolve);
+/// let links = linked_calls(&call, None, &resolve, &|_| Vec::new());
 /// assert_eq!(links.len(), 1);
 /// assert_eq!((links[0].named.as_str(), links[0].target.as_str()), ("/repo/src/envlink", "/repo/.env"));
 /// assert_eq!(links[0].call.tool, "Read");
@@ -47,6 +49,7 @@ pub fn linked_calls(
     call: &Call,
     home: Option<&str>,
     resolve: &dyn Fn(&str) -> Option<String>,
+    list: &dyn Fn(&str) -> Vec<String>,
 ) -> Vec<Link> {
     let Some(cwd) = call.cwd.as_deref().filter(|c| c.starts_with('/')) else {
         return Vec::new();
@@ -118,49 +121,165 @@ pub fn linked_calls(
         if joined.is_empty() {
             continue;
         }
-        let abs = clean(&joined);
-        // Resolved as written: the kernel follows a link before it takes
-        // the `..` after it (`lnk/../.ssh/id_rsa` is beside the link's
-        // target), where `clean` takes it on paper.
-        let Some(mut target) = resolve(&joined) else {
-            continue;
-        };
-        if let Some(real) = &real_cwd {
-            if let Some(rest) = target.strip_prefix(real.as_str()) {
-                if rest.is_empty() || rest.starts_with('/') {
-                    target = format!("{cwd}{rest}");
+        // A glob in the first name below the literal directories may
+        // match a link (`cat */id_rsa` with `keys` leading to `~/.ssh`):
+        // the names it matches are listed and each is a candidate too.
+        let mut candidates = vec![(joined.clone(), pattern.clone())];
+        if let Some(rest) = pattern.strip_prefix('/') {
+            let (first, after) = match rest.find('/') {
+                Some(i) => rest.split_at(i),
+                None => (rest, ""),
+            };
+            if first.contains(['*', '?', '[']) {
+                for name in list(&joined).into_iter().take(MAX_LISTED) {
+                    if name_matches(first, &name) {
+                        candidates.push((format!("{joined}/{name}"), after.to_string()));
+                    }
                 }
             }
         }
-        if target == abs {
-            continue;
-        }
-        let (named, target) = (
-            format!(
-                "{}{pattern}",
-                if joined.contains("/..") {
-                    &joined
-                } else {
-                    &abs
+        for (joined, pattern) in candidates {
+            let abs = clean(&joined);
+            // Resolved as written: the kernel follows a link before it takes
+            // the `..` after it (`lnk/../.ssh/id_rsa` is beside the link's
+            // target), where `clean` takes it on paper.
+            let Some(mut target) = resolve(&joined) else {
+                continue;
+            };
+            if let Some(real) = &real_cwd {
+                if let Some(rest) = target.strip_prefix(real.as_str()) {
+                    if rest.is_empty() || rest.starts_with('/') {
+                        target = format!("{cwd}{rest}");
+                    }
                 }
-            ),
-            format!("{}{pattern}", target.trim_end_matches('/')),
-        );
-        if out.iter().any(|l| l.target == target && l.named == named) {
-            continue;
+            }
+            if target == abs {
+                continue;
+            }
+            let (named, target) = (
+                format!(
+                    "{}{pattern}",
+                    if joined.contains("/..") {
+                        &joined
+                    } else {
+                        &abs
+                    }
+                ),
+                format!("{}{pattern}", target.trim_end_matches('/')),
+            );
+            if out.iter().any(|l| l.target == target && l.named == named) {
+                continue;
+            }
+            let mut m = serde_json::Map::new();
+            m.insert(field.into(), serde_json::Value::String(target.clone()));
+            let mut linked = Call::new(tool, "{}");
+            linked.args = Args::from_value(serde_json::Value::Object(m));
+            linked.cwd = Some(cwd.to_string());
+            out.push(Link {
+                named,
+                target,
+                call: linked,
+            });
         }
-        let mut m = serde_json::Map::new();
-        m.insert(field.into(), serde_json::Value::String(target.clone()));
-        let mut linked = Call::new(tool, "{}");
-        linked.args = Args::from_value(serde_json::Value::Object(m));
-        linked.cwd = Some(cwd.to_string());
-        out.push(Link {
-            named,
-            target,
-            call: linked,
-        });
     }
     out
+}
+
+/// The most names of one directory a glob is matched against: past it the
+/// rest are not looked at (the pattern is still decided as written).
+const MAX_LISTED: usize = 4096;
+
+/// Whether the name `name` matches the one-name glob `glob` (`*`, `?`,
+/// `[…]` with `!` or `^` and ranges). A leading `.` is matched by `*` too,
+/// as with `dotglob`: stricter than the shell's default.
+fn name_matches(glob: &str, name: &str) -> bool {
+    let (g, n): (Vec<char>, Vec<char>) = (glob.chars().collect(), name.chars().collect());
+    // Star positions to come back to, as in the classic two-pointer match.
+    let (mut gi, mut ni, mut star, mut mark) = (0usize, 0usize, None, 0usize);
+    let class_end = |at: usize| -> Option<usize> {
+        let mut k = at + 1;
+        if matches!(g.get(k), Some('!' | '^')) {
+            k += 1;
+        }
+        if g.get(k) == Some(&']') {
+            k += 1;
+        }
+        while let Some(c) = g.get(k) {
+            if *c == ']' {
+                return Some(k);
+            }
+            k += 1;
+        }
+        None
+    };
+    let in_class = |at: usize, end: usize, c: char| -> bool {
+        let mut k = at + 1;
+        let negate = matches!(g.get(k), Some('!' | '^'));
+        if negate {
+            k += 1;
+        }
+        let mut hit = false;
+        let mut first = true;
+        while k < end {
+            let lo = g.get(k).copied().unwrap_or(']');
+            if (lo != ']' || first) && g.get(k + 1) == Some(&'-') && k + 2 < end {
+                let hi = g.get(k + 2).copied().unwrap_or(lo);
+                hit |= lo <= c && c <= hi;
+                k += 3;
+            } else {
+                hit |= lo == c;
+                k += 1;
+            }
+            first = false;
+        }
+        hit != negate
+    };
+    while ni < n.len() {
+        match g.get(gi) {
+            Some('*') => {
+                star = Some(gi);
+                mark = ni;
+                gi += 1;
+                continue;
+            }
+            Some('?') => {
+                gi += 1;
+                ni += 1;
+                continue;
+            }
+            Some('[') => {
+                if let Some(end) = class_end(gi) {
+                    if n.get(ni).is_some_and(|c| in_class(gi, end, *c)) {
+                        gi = end + 1;
+                        ni += 1;
+                        continue;
+                    }
+                } else if n.get(ni) == Some(&'[') {
+                    gi += 1;
+                    ni += 1;
+                    continue;
+                }
+            }
+            Some(c) if n.get(ni) == Some(c) => {
+                gi += 1;
+                ni += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match star {
+            Some(s) => {
+                gi = s + 1;
+                mark += 1;
+                ni = mark;
+            }
+            None => return false,
+        }
+    }
+    while g.get(gi) == Some(&'*') {
+        gi += 1;
+    }
+    gi == g.len()
 }
 
 #[cfg(test)]
@@ -183,10 +302,16 @@ mod tests {
                     .map_or(p.to_string(), |(a, b)| format!("{b}{}", &p[a.len()..])),
             )
         };
-        linked_calls(&call, Some("/home/u"), &resolve)
-            .into_iter()
-            .map(|l| (l.named, l.target, l.call.tool))
-            .collect()
+        linked_calls(&call, Some("/home/u"), &resolve, &|d: &str| {
+            if d == "/tmp/p/src" {
+                vec!["lnk".to_string(), "a".to_string(), ".hid".to_string()]
+            } else {
+                Vec::new()
+            }
+        })
+        .into_iter()
+        .map(|l| (l.named, l.target, l.call.tool))
+        .collect()
     }
 
     #[test]
@@ -224,7 +349,7 @@ mod tests {
             seen.borrow_mut().push(p.to_string());
             Some(p.replace("/tmp/p/src/lnk/..", "/home/u"))
         };
-        let links = linked_calls(&call, None, &resolve);
+        let links = linked_calls(&call, None, &resolve, &|_| Vec::new());
         assert!(seen
             .borrow()
             .contains(&"/tmp/p/src/lnk/../.ssh/id_rsa".to_string()));
@@ -250,6 +375,38 @@ mod tests {
         );
         // No link in the literal part: nothing to decide again.
         assert!(links("Bash", r#"{"command": "cat src/*.rs"}"#, &[("/x", "/y")]).is_empty());
+    }
+
+    #[test]
+    fn a_glob_in_the_first_name_is_matched_against_the_directory() {
+        // `cat src/*/id_rsa` with `src/lnk` leading to `~/.ssh`.
+        let got = links(
+            "Bash",
+            r#"{"command": "cat src/*/id_rsa"}"#,
+            &[("/tmp/p/src/lnk", "/home/u/.ssh")],
+        );
+        assert!(
+            got.contains(&(
+                "/tmp/p/src/lnk/id_rsa".to_string(),
+                "/home/u/.ssh/id_rsa".to_string(),
+                "Read.reach".to_string()
+            )),
+            "{got:?}"
+        );
+        for (g, n, want) in [
+            ("*", "lnk", true),
+            ("*", ".hid", true),
+            ("l?k", "lnk", true),
+            ("[a-m]nk", "lnk", true),
+            ("[!l]nk", "lnk", false),
+            ("*.rs", "a.rs", true),
+            ("*.rs", "a.rsx", false),
+            ("a*b*c", "aXbYc", true),
+            ("a*b*c", "aXbY", false),
+            ("[", "[", true),
+        ] {
+            assert_eq!(super::name_matches(g, n), want, "{g} {n}");
+        }
     }
 
     #[test]
