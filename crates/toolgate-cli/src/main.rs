@@ -308,6 +308,9 @@ enum Command {
         #[arg(long, requires = "connect")]
         fail_closed: bool,
         /// With `--connect`: the file holding the server's bearer token.
+        /// The answer must then prove the server holds it (a keyed hash
+        /// over a fresh nonce), so another program listening on the port
+        /// cannot answer for the server.
         #[arg(long, requires = "connect")]
         token_file: Option<String>,
     },

@@ -2,7 +2,10 @@
 //! the payload to a running `toolgate serve` and prints its answer. Only a
 //! well-formed answer is passed on; anything else is an error the caller
 //! turns into a local decision or, with `--fail-closed`, a deny, so a dead
-//! or confused server never turns into an allow.
+//! or confused server never turns into an allow. With `--token-file` the
+//! answer must also carry the server's proof over a fresh nonce
+//! (`client::hook_proof`), so that another program listening on the port
+//! cannot answer for the server.
 
 use std::time::Duration;
 
@@ -30,18 +33,43 @@ pub fn forward(addr: &str, token_file: Option<&str>, payload: &[u8]) -> Result<S
         }
         None => None,
     };
-    let (status, body) = toolgate_server::client::post(
+    use toolgate_server::client;
+    // With a token, the answer must prove the server holds it: whatever
+    // else listens on the port (a program the agent started there while
+    // the server was down) cannot pass an allow on.
+    let nonce = match &token {
+        Some(_) => {
+            Some(client::nonce().map_err(|e| format!("no nonce for the server's proof: {e}"))?)
+        }
+        None => None,
+    };
+    let headers: Vec<(&str, &str)> = nonce
+        .as_deref()
+        .map(|n| (client::NONCE_HEADER, n))
+        .into_iter()
+        .collect();
+    let answer = client::post_with(
         &addr,
         "/v1/hooks/claude-code",
         payload,
         token.as_deref(),
+        &headers,
         TIMEOUT,
     )
     .map_err(|e| format!("`toolgate serve` at `{addr}` cannot be reached: {e}"))?;
+    let (status, body) = (answer.status, answer.body);
     if status != 200 || !crate::guard::is_answer(crate::guard::Event::PreToolUse, &body) {
         return Err(format!(
             "`toolgate serve` at `{addr}` did not answer the hook (HTTP status {status})"
         ));
+    }
+    if let (Some(t), Some(n)) = (&token, &nonce) {
+        let want = client::hook_proof(t, n, &body);
+        if answer.proof.as_deref() != Some(want.as_str()) {
+            return Err(format!(
+                "what answered at `{addr}` did not prove it holds the token: it is not this `toolgate serve`"
+            ));
+        }
     }
     String::from_utf8(body)
         .map_err(|_| format!("`toolgate serve` at `{addr}` answered with bytes that are not UTF-8"))

@@ -10,6 +10,46 @@ use std::time::Duration;
 /// The largest answer read.
 pub const ANSWER_LIMIT: u64 = 1 << 20;
 
+/// The header a resident hook sends a fresh nonce in (32 hex digits).
+pub const NONCE_HEADER: &str = "x-toolgate-nonce";
+
+/// The header the server answers a nonce with: [`hook_proof`].
+pub const PROOF_HEADER: &str = "x-toolgate-proof";
+
+/// What shows that the answer `body` to the nonce `nonce` came from a
+/// server holding `token`: BLAKE3 keyed with a key derived from the token,
+/// over the nonce, a NUL and the body, in hex. Whatever answers on the
+/// port without the token (a program the agent started there while the
+/// server was down) cannot make it.
+///
+/// ```
+/// use toolgate_server::client::hook_proof;
+/// let p = hook_proof("secret", "00112233445566778899aabbccddeeff", b"{}");
+/// assert_eq!(p.len(), 64);
+/// assert_ne!(p, hook_proof("other", "00112233445566778899aabbccddeeff", b"{}"));
+/// assert_ne!(p, hook_proof("secret", "00112233445566778899aabbccddeeff", b"{ }"));
+/// ```
+pub fn hook_proof(token: &str, nonce: &str, body: &[u8]) -> String {
+    let key = blake3::derive_key("toolgate resident hook proof v1", token.as_bytes());
+    let mut h = blake3::Hasher::new_keyed(&key);
+    h.update(nonce.as_bytes());
+    h.update(&[0]);
+    h.update(body);
+    h.finalize().to_hex().to_string()
+}
+
+/// A fresh nonce for [`NONCE_HEADER`]: 16 bytes of the system's random
+/// source, in hex.
+///
+/// # Errors
+///
+/// When the random source cannot be read.
+pub fn nonce() -> std::io::Result<String> {
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
 /// Why a request got no answer.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -45,7 +85,36 @@ pub fn post(
     token: Option<&str>,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ClientError> {
-    request(addr, "POST", path, body, token, timeout)
+    request(addr, "POST", path, body, token, &[], timeout).map(|a| (a.status, a.body))
+}
+
+/// An answer: its status, the headers named in the request's `want`, and
+/// its body.
+#[derive(Debug)]
+pub struct Answer {
+    /// The status.
+    pub status: u16,
+    /// The value of the proof header ([`PROOF_HEADER`]), when sent.
+    pub proof: Option<String>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// As [`post`], sending `headers` too, and keeping the answer's
+/// [`PROOF_HEADER`].
+///
+/// # Errors
+///
+/// As [`post`].
+pub fn post_with(
+    addr: &Addr,
+    path: &str,
+    body: &[u8],
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Answer, ClientError> {
+    request(addr, "POST", path, body, token, headers, timeout)
 }
 
 /// As [`post`], with `GET` and no body.
@@ -59,7 +128,7 @@ pub fn get(
     token: Option<&str>,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ClientError> {
-    request(addr, "GET", path, b"", token, timeout)
+    request(addr, "GET", path, b"", token, &[], timeout).map(|a| (a.status, a.body))
 }
 
 fn request(
@@ -68,14 +137,18 @@ fn request(
     path: &str,
     body: &[u8],
     token: Option<&str>,
+    headers: &[(&str, &str)],
     timeout: Duration,
-) -> Result<(u16, Vec<u8>), ClientError> {
+) -> Result<Answer, ClientError> {
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     if let Some(t) = token {
         head.push_str(&format!("Authorization: Bearer {t}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
     let raw = match addr {
@@ -114,7 +187,7 @@ fn exchange<S: Read + Write>(s: &mut S, head: &[u8], body: &[u8]) -> Result<Vec<
 
 /// Splits a response read to its end: the status, and the body (by its
 /// `Content-Length`, else all that followed the headers).
-fn parse(raw: &[u8]) -> Result<(u16, Vec<u8>), ClientError> {
+fn parse(raw: &[u8]) -> Result<Answer, ClientError> {
     let end = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -127,13 +200,18 @@ fn parse(raw: &[u8]) -> Result<(u16, Vec<u8>), ClientError> {
         .and_then(|l| l.split(' ').nth(1))
         .and_then(|c| c.parse::<u16>().ok())
         .ok_or_else(|| ClientError::Malformed("no status line".into()))?;
-    let length = lines.find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim()
-            .eq_ignore_ascii_case("content-length")
-            .then(|| v.trim().parse::<usize>().ok())
-            .flatten()
-    });
+    let fields: Vec<(&str, &str)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim(), v.trim()))
+        .collect();
+    let field = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    };
+    let length = field("content-length").and_then(|v| v.parse::<usize>().ok());
+    let proof = field(PROOF_HEADER).map(str::to_string);
     let body = match length {
         Some(n) => body
             .get(..n)
@@ -143,7 +221,11 @@ fn parse(raw: &[u8]) -> Result<(u16, Vec<u8>), ClientError> {
     if body.len() as u64 > ANSWER_LIMIT {
         return Err(ClientError::Malformed("the body is too long".into()));
     }
-    Ok((status, body.to_vec()))
+    Ok(Answer {
+        status,
+        proof,
+        body: body.to_vec(),
+    })
 }
 
 #[cfg(test)]
@@ -153,8 +235,12 @@ mod tests {
 
     #[test]
     fn a_response_is_split_by_its_content_length() {
-        let raw = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}trailing";
-        assert_eq!(parse(raw).unwrap(), (200, b"{}".to_vec()));
+        let raw = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nX-Toolgate-Proof: ab\r\n\r\n{}trailing";
+        let a = parse(raw).unwrap();
+        assert_eq!(
+            (a.status, a.body, a.proof.as_deref()),
+            (200, b"{}".to_vec(), Some("ab"))
+        );
         assert!(parse(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{}").is_err());
         assert!(parse(b"garbage").is_err());
     }

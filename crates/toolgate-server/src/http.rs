@@ -742,6 +742,15 @@ async fn hook_handler(State(state): State<S>, req: Request) -> Response {
             "the hook request carries no valid token: send `Authorization: Bearer TOKEN`",
         );
     }
+    // A resident hook that sent a nonce is shown that this server holds
+    // the token (`client::hook_proof`), so that whatever else answers on
+    // the port cannot pass an allow to it.
+    let nonce = req
+        .headers()
+        .get(crate::client::NONCE_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|n| n.len() == 32 && n.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_string);
     let text = match read_body(&state, req).await {
         Ok(t) => t,
         Err(f) => {
@@ -781,7 +790,15 @@ async fn hook_handler(State(state): State<S>, req: Request) -> Response {
         })
         .unwrap_or("deny");
     state.metrics.decided(outcome);
-    respond(StatusCode::OK, "application/json", line)
+    let proof = match (&state.token, &nonce) {
+        (Some(t), Some(n)) => Some(crate::client::hook_proof(t, n, line.as_bytes())),
+        _ => None,
+    };
+    let mut resp = respond(StatusCode::OK, "application/json", line);
+    if let Some(p) = proof.and_then(|p| axum::http::HeaderValue::from_str(&p).ok()) {
+        resp.headers_mut().insert(crate::client::PROOF_HEADER, p);
+    }
+    resp
 }
 
 async fn live() -> Response {
