@@ -293,8 +293,8 @@ pub const NO_PERMISSION: &[&str] = &[
 /// `.claude`, protected but for `.claude/worktrees`.
 const PROTECTED_CLAUDE: &str = "//**/.claude";
 
-/// Directories and files Claude Code never auto-approves writes to, except
-/// in `bypassPermissions`.
+/// Directories and files Claude Code never auto-approves writes to, in any
+/// mode.
 const PROTECTED: &[&str] = &[
     "//**/.git",
     "//**/.config/git",
@@ -1122,29 +1122,32 @@ fn builtin(mode: Mode, dirs: &[String], env: &Environment) -> [RuleSet; 2] {
     // (a carve-out reaches the rules of its list up to its own rank) spares
     // `.claude` alone: `.claude/worktrees/x/.git` stays protected.
     let mut protected = RuleLists::default();
-    if mode != Mode::BypassPermissions {
-        for t in EDIT_FAMILY {
-            for p in PROTECTED {
-                let list = if *p == PROTECTED_CLAUDE {
-                    &mut l
-                } else {
-                    &mut protected
-                };
-                list.get_mut(ask_list).push(noted(
-                    t,
-                    Some(p),
-                    "a protected path: Claude Code never approves writes here without asking",
-                ));
-            }
-            l.get_mut(ask_list)
-                .push(RuleDecl::new(*t, Some("!//**/.claude/worktrees")));
-            // A worktree's own `.claude` is a project's settings too.
-            protected.get_mut(ask_list).push(noted(
+    // Protected paths ask in every mode, `bypassPermissions` included:
+    // Claude Code's documentation of the modes says writes to them are the
+    // only actions that still prompt there.
+    for t in EDIT_FAMILY {
+        for p in PROTECTED {
+            let list = if *p == PROTECTED_CLAUDE {
+                &mut l
+            } else {
+                &mut protected
+            };
+            list.get_mut(ask_list).push(noted(
                 t,
-                Some("//**/.claude/worktrees/**/.claude"),
+                Some(p),
                 "a protected path: Claude Code never approves writes here without asking",
             ));
         }
+        l.get_mut(ask_list)
+            .push(RuleDecl::new(*t, Some("!//**/.claude/worktrees")));
+        // A worktree's own `.claude` is a project's settings too.
+        protected.get_mut(ask_list).push(noted(
+            t,
+            Some("//**/.claude/worktrees/**/.claude"),
+            "a protected path: Claude Code never approves writes here without asking",
+        ));
+    }
+    if mode != Mode::BypassPermissions {
         for (p, note) in EXEC_ASKS {
             l.get_mut(ask_list).push(noted("Bash", Some(p), note));
         }
