@@ -51,9 +51,17 @@ impl Args {
     /// assert!(Args::from_json(r#"{"a": 1, "a": 2}"#).error().is_some());
     /// ```
     pub fn from_json(text: &str) -> Args {
+        let read = crate::json::scan_members(text).map_err(|e| e.to_string());
+        let read = match (
+            read,
+            not_an_object(text.trim_start().as_bytes().first().copied()),
+        ) {
+            (Ok(_), Some(kind)) => Err(not_an_object_reason(kind)),
+            (r, _) => r,
+        };
         Args {
             raw: std::sync::OnceLock::from(Arc::from(text)),
-            read: crate::json::scan_members(text).map_err(|e| e.to_string()),
+            read,
             value: std::sync::OnceLock::new(),
         }
     }
@@ -67,9 +75,13 @@ impl Args {
     /// Arguments whose text was read already, by either of the call's
     /// readers.
     fn read(raw: &str, members: crate::json::Members) -> Args {
+        let read = match not_an_object(raw.trim_start().as_bytes().first().copied()) {
+            Some(kind) => Err(not_an_object_reason(kind)),
+            None => Ok(members),
+        };
         Args {
             raw: std::sync::OnceLock::from(Arc::from(raw)),
-            read: Ok(members),
+            read,
             value: std::sync::OnceLock::new(),
         }
     }
@@ -90,7 +102,19 @@ impl Args {
     /// keys, which a [`Value`] cannot hold). A NUL byte in any string or key
     /// leaves them unreadable, as [`Args::from_json`] does.
     pub fn from_value(value: Value) -> Args {
+        let kind = match &value {
+            Value::String(_) => Some("a string"),
+            Value::Array(_) => Some("an array"),
+            Value::Number(_) => Some("a number"),
+            Value::Bool(_) => Some("a boolean"),
+            Value::Object(_) | Value::Null => None,
+        };
         match crate::json::find_nul(&value) {
+            None if kind.is_some() => Args {
+                raw: std::sync::OnceLock::from(Arc::from(value.to_string())),
+                read: Err(not_an_object_reason(kind.unwrap_or_default())),
+                value: std::sync::OnceLock::new(),
+            },
             None => Args::canonical(value),
             Some((path, key)) => {
                 let place = match (key, path.contains(['.', '['])) {
@@ -757,6 +781,28 @@ impl<'de> serde::Deserialize<'de> for StrOrOther {
         crate::json::scan_members_by_serde(text).map_err(serde::de::Error::custom)?;
         Ok(StrOrOther(Member::Other))
     }
+}
+
+/// What arguments that start with `first` are, when they are present but
+/// not a JSON object (`null` is no arguments, and reads as none).
+fn not_an_object(first: Option<u8>) -> Option<&'static str> {
+    match first? {
+        b'"' => Some("a string"),
+        b'[' => Some("an array"),
+        b't' | b'f' => Some("a boolean"),
+        b'-' | b'0'..=b'9' => Some("a number"),
+        _ => None,
+    }
+}
+
+/// Why arguments that are not an object cannot be decided: no specifier
+/// could ever match them, so a deny with one would never fire while a bare
+/// allow would, and a host that decodes them (OpenAI's `arguments` is a
+/// string of JSON) runs what no rule saw.
+fn not_an_object_reason(kind: &str) -> String {
+    format!(
+        "the arguments are {kind}, not a JSON object: send them as an object (decode a string of JSON first)"
+    )
 }
 
 #[cfg(test)]
