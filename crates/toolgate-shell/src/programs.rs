@@ -1618,7 +1618,10 @@ impl Parser<'_, '_, '_> {
                 let is = |full: &str| !key.is_empty() && full.starts_with(key);
                 if is("sandbox") && key.len() >= 2 {
                     sandbox = true;
-                } else if is("expression") && key.len() >= 2 {
+                } else if is("expression") {
+                    // `--e` is `--expression`: GNU sed takes any unique
+                    // prefix, and no other long option starts with `e` (a
+                    // review ran `sed --e='1e pwned' f`).
                     match joined {
                         Some(j) => {
                             scripts.push(i);
@@ -2210,6 +2213,48 @@ fn sed_script(s: &str) -> Result<Vec<SedEffect>, String> {
             }
         }
     };
+    // A regular expression from `i`, after its opening delimiter: as a
+    // part, but a bracket expression (`[/]`, `[]x]`, `[[:alpha:]/]`) runs
+    // to its `]` whatever it holds, the delimiter and `\` included, as
+    // GNU sed 4.9 reads it (`s/[/]/;p;/;e cmd #/x` runs `cmd`; a review
+    // found the reader ending the regex inside the brackets).
+    let regex = |mut i: usize, d: u8| -> Result<usize, String> {
+        loop {
+            match at(i) {
+                None => return Err("an unterminated regular expression".into()),
+                Some(b'\\') => i += 2,
+                Some(b'[') => {
+                    let mut k = i + 1;
+                    if at(k) == Some(b'^') {
+                        k += 1;
+                    }
+                    if at(k) == Some(b']') {
+                        k += 1;
+                    }
+                    loop {
+                        match (at(k), at(k + 1)) {
+                            (None, _) => return Err("an unterminated bracket expression".into()),
+                            (Some(b'['), Some(c @ (b':' | b'.' | b'='))) => {
+                                k += 2;
+                                while !(at(k) == Some(c) && at(k + 1) == Some(b']')) {
+                                    if at(k).is_none() {
+                                        return Err("an unterminated bracket expression".into());
+                                    }
+                                    k += 1;
+                                }
+                                k += 2;
+                            }
+                            (Some(b']'), _) => break,
+                            _ => k += 1,
+                        }
+                    }
+                    i = k + 1;
+                }
+                Some(c) if c == d => return Ok(i + 1),
+                Some(_) => i += 1,
+            }
+        }
+    };
     let skip_blank = |mut i: usize| {
         while matches!(at(i), Some(b' ' | b'\t')) {
             i += 1;
@@ -2225,14 +2270,14 @@ fn sed_script(s: &str) -> Result<Vec<SedEffect>, String> {
             }
             Some(b'$') => i += 1,
             Some(b'/') => {
-                i = part(i + 1, b'/')?;
+                i = regex(i + 1, b'/')?;
                 while matches!(at(i), Some(b'I' | b'M')) {
                     i += 1;
                 }
             }
             Some(b'\\') => {
                 let d = at(i + 1).ok_or("an unterminated address")?;
-                i = part(i + 2, d)?;
+                i = regex(i + 2, d)?;
                 while matches!(at(i), Some(b'I' | b'M')) {
                     i += 1;
                 }
@@ -2344,7 +2389,12 @@ fn sed_script(s: &str) -> Result<Vec<SedEffect>, String> {
                 if d == b'\n' || d == b'\\' {
                     return Err("a delimiter sed does not take".into());
                 }
-                i = part(i + 1, d)?;
+                // `s`'s first part is a regular expression; `y`'s are lists.
+                i = if c == b's' {
+                    regex(i + 1, d)?
+                } else {
+                    part(i + 1, d)?
+                };
                 i = part(i, d)?;
                 if c == b's' {
                     loop {
@@ -2530,6 +2580,18 @@ mod tests {
         assert_eq!(sed_script("1,/x/{s/a/b/;p}"), Ok(vec![]));
         assert_eq!(sed_script("y/abc/xyz/"), Ok(vec![]));
         assert_eq!(sed_script("a hello; e x"), Ok(vec![]));
+        // A bracket expression holds the delimiter (GNU sed 4.9).
+        assert_eq!(
+            sed_script("s/[/]/;p;/;e pwned #/x"),
+            Ok(vec![SedEffect::Runs("pwned #/x".into())])
+        );
+        assert_eq!(
+            sed_script("s/[/]/;p;/w .git/config"),
+            Ok(vec![SedEffect::File(Kind::Write, ".git/config".into())])
+        );
+        assert_eq!(sed_script("s/[]/]/x/g; s/[[:alpha:]/]/y/"), Ok(vec![]));
+        assert_eq!(sed_script(r"s/[\/]/X/g"), Ok(vec![]));
+        assert!(sed_script("s/[/x/").is_err());
         // Labels end at a blank or `;` in GNU sed 4.9 (found by a review).
         for script in [
             ":x;e pwned",
