@@ -933,6 +933,13 @@ impl Parser<'_, '_, '_> {
     pub(super) fn option_effects(&mut self, a: usize, prog: usize, b: usize) -> Res<()> {
         let name = basename(self.v(prog)).to_string();
         let mut fx: Vec<Effect> = Vec::new();
+        let known = matches!(
+            name.as_str(),
+            "git" | "sed" | "gsed" | "awk" | "gawk" | "mawk" | "nawk" | "dd" | "ssh" | "find"
+        ) || PROGRAMS.iter().any(|p| p.names.contains(&name.as_str()));
+        if known {
+            self.glob_options(prog, b, &mut fx);
+        }
         match name.as_str() {
             "git" => self.git(prog, b, &mut fx),
             "sed" | "gsed" => self.sed(prog, b, &mut fx),
@@ -1291,6 +1298,33 @@ impl Parser<'_, '_, '_> {
     /// expansion or an unquoted glob at its start (`$P`, `"$P"`, `$(…)`,
     /// `*`, `?x`, `[-]*`, `{-a,b}`). A word with a literal first character
     /// cannot.
+    /// An option spelled with an unquoted glob (`-exe?`, `--o*`) becomes
+    /// whatever file name in the directory matches it: `find . -exe? cmd
+    /// {} \;` beside a file named `-exec` runs `cmd`, and `git log --o*`
+    /// beside `--output=x` writes `x` (a review ran both). Opaque, as a
+    /// word that may become an option is.
+    fn glob_options(&self, prog: usize, b: usize, fx: &mut Vec<Effect>) {
+        for k in prog + 1..b {
+            let v = self.v(k);
+            if v == "--" {
+                break;
+            }
+            if v.len() > 1
+                && (v.starts_with('-') || v.starts_with('+'))
+                && self.w(k).flags & GLOB != 0
+            {
+                let text = self.opt_text(k, k);
+                fx.push(Effect::Hides {
+                    why: format!(
+                        "`{}` is an option spelled with a glob: it becomes the name of whatever file matches it when the command runs",
+                        snippet(&text)
+                    ),
+                    text,
+                });
+            }
+        }
+    }
+
     fn may_become_option(&self, k: usize) -> bool {
         let flags = self.w(k).flags;
         let first = self.v(k).bytes().next();

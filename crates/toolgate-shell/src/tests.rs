@@ -1986,6 +1986,10 @@ fn words_that_may_become_options_are_opaque() {
         ("git log $(cat opts)", "$(cat opts)"),
         ("tar czf a.tgz *", "*"),
         ("rg x {-a,b}", "{-a,b}"),
+        // An option spelled with a glob (a review: a file named `-exec`).
+        ("find . -maxdepth 0 -exe? pwned {} ;", "-exe?"),
+        ("git log -1 --o*", "--o*"),
+        ("find . -delet?", "-delet?"),
     ] {
         let pieces = show(cmd);
         assert!(
