@@ -354,6 +354,15 @@ const EXEC_ASKS: &[(&str, &str)] = &[
         "find * -fls *",
         "`find -fls` writes files; Claude Code always asks",
     ),
+    // With no starting path too (a review found these allowed).
+    (
+        "find -fprint*",
+        "`find -fprint` writes files; Claude Code always asks",
+    ),
+    (
+        "find -fls *",
+        "`find -fls` writes files; Claude Code always asks",
+    ),
 ];
 
 /// The built-in read-only commands Claude Code runs without asking in every
