@@ -293,8 +293,14 @@ impl Out<'_> {
             .is_some_and(|t| t.starts_with('/') || t == "~" || t.starts_with("~/"));
         let mut next: Vec<Option<String>> = Vec::new();
         match target {
-            None => next.push(None),
-            Some(_) if in_loop && !absolute => next.push(None),
+            None => {
+                self.unknown_cds += 1;
+                next.push(None);
+            }
+            Some(_) if in_loop && !absolute => {
+                self.unknown_cds += 1;
+                next.push(None);
+            }
             Some(t) if absolute => next.push(Some(t)),
             Some(t) => {
                 for d in &self.dirs {

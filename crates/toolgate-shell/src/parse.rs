@@ -151,6 +151,9 @@ pub(super) struct Out<'c> {
     /// How many loop bodies and function bodies enclose what is read: a
     /// relative `cd` there may run any number of times.
     pub loops: u32,
+    /// How many times a `cd` made the directory unknown: a loop or a
+    /// function that made none leaves the line's directories as they were.
+    pub unknown_cds: u32,
     /// How many programs that add operands at run time (`xargs`) enclose
     /// the command being analysed.
     pub fed: u32,
@@ -872,6 +875,7 @@ pub(super) fn split(cmd: &str, cfg: &ShellConfig) -> Res<Vec<Piece>> {
         env: Vec::new(),
         dirs: vec![Some(String::new())],
         loops: 0,
+        unknown_cds: 0,
         fed: 0,
         operands: 0,
     };
@@ -1400,18 +1404,22 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 }
                 Some((Rw::While | Rw::Until, e)) => {
                     self.pos = e;
+                    let added = self.directory_unknown_if_it_moves();
                     self.out.loops += 1;
                     let r = self.while_body();
                     self.out.loops -= 1;
                     r?;
+                    self.directory_known_again(added);
                     self.compound_redirects()
                 }
                 Some((Rw::For | Rw::Select, e)) => {
                     self.pos = e;
+                    let added = self.directory_unknown_if_it_moves();
                     self.out.loops += 1;
                     let r = self.for_clause();
                     self.out.loops -= 1;
                     r?;
+                    self.directory_known_again(added);
                     self.compound_redirects()
                 }
                 Some((Rw::Case, e)) => {
@@ -1484,16 +1492,46 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         self.expect_rparen()
     }
 
+    /// A loop runs its body again after a `cd` later in its text, and a
+    /// function runs wherever it is called: when the rest of the line may
+    /// change directory (`cd`, `pushd`, `popd` anywhere after here), the
+    /// directory the body's relative paths start from is unknown too.
+    /// `until sed -i … config; do cd .git; done` edits `.git/config` on its
+    /// second turn (a review found it allowed in acceptEdits).
+    fn directory_unknown_if_it_moves(&mut self) -> Option<u32> {
+        let rest = self.src.get(self.pos..).unwrap_or("");
+        let moves = rest
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| matches!(w, "cd" | "pushd" | "popd"));
+        if moves && !self.out.dirs.contains(&None) {
+            self.out.dirs.push(None);
+            return Some(self.out.unknown_cds);
+        }
+        None
+    }
+
+    /// After the body: the unknown directory added for it goes when the body
+    /// made no directory unknown itself (`for …; do cd /tmp; done; cat x`
+    /// reads `x` or `/tmp/x`, nothing else).
+    fn directory_known_again(&mut self, added: Option<u32>) {
+        if added == Some(self.out.unknown_cds) {
+            self.out.dirs.retain(Option::is_some);
+        }
+    }
+
     fn function_body(&mut self) -> Res<()> {
         self.skip_space()?;
         if !self.at_compound() {
             return Err(self.unexpected_expecting("{"));
         }
         // A function may be called any number of times, from anywhere.
+        let added = self.directory_unknown_if_it_moves();
         self.out.loops += 1;
         let r = self.command(false);
         self.out.loops -= 1;
-        r
+        r?;
+        self.directory_known_again(added);
+        Ok(())
     }
 
     /// `while` or `until` after the keyword: the condition and the body.

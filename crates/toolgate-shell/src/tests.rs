@@ -159,6 +159,21 @@ fn working_directory() {
         &["ro:x", "ro:/tmp/x"],
     );
     check_files("f() { cd ..; }; f; cat x", &["ro:x", "ro~//**"]);
+    // A loop runs its body again after a `cd` later in its text, and a
+    // function wherever it is called (a review: the second turn of this
+    // loop edits `.git/config`).
+    check_files(
+        "until sed -i '1a x' config; do cd .git; done",
+        &[
+            "ro:1a x",
+            "ro~//**",
+            "wo:1a x",
+            "wo~//**",
+            "ro:config",
+            "wo:config",
+        ],
+    );
+    check_files("f() { touch config; }; cd .git; f", &["wo:config", "wo~//**"]);
     // The generic splitter follows `cd` for redirects too.
     check(
         "cd /tmp && echo x > f",
