@@ -615,9 +615,21 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
     // `mv` and `cp` write into the directory of `-t` whatever their
     // operands say.
+    // A backup suffix names the backups after the files plus the suffix:
+    // `mv -T -b -S e empty .claud` renames `.claud` to `.claude` (a review
+    // planted `.claude/settings.json` so in acceptEdits). Opaque.
     Program {
         names: &["mv", "cp"],
-        opts: &[writes(&["-t", "--target-directory"])],
+        opts: &[
+            writes(&["-t", "--target-directory"]),
+            Opt {
+                names: &["-S", "--suffix"],
+                takes: Takes::Value,
+                does: &[Does::Hides(
+                    "names the backups it writes: each takes a file's name plus the suffix, which may make a protected name",
+                )],
+            },
+        ],
         short_values: "St",
         long_values: &["--suffix"],
         ..NO
@@ -1628,6 +1640,8 @@ impl Parser<'_, '_, '_> {
         let mut sandbox = false;
         let mut file = false;
         let mut first_operand = None;
+        let mut operands: Vec<usize> = Vec::new();
+        let mut suffix: Option<(usize, String)> = None;
         let mut i = prog + 1;
         let mut ended = false;
         while i < b {
@@ -1636,6 +1650,7 @@ impl Parser<'_, '_, '_> {
                 if first_operand.is_none() {
                     first_operand = Some(i);
                 }
+                operands.push(i);
                 i += 1;
                 continue;
             }
@@ -1679,6 +1694,7 @@ impl Parser<'_, '_, '_> {
                     i = k;
                 } else if is("in-place") {
                     self.sed_backup(i, joined.unwrap_or(""), fx);
+                    suffix = Some((i, joined.unwrap_or("").to_string()));
                 } else if is("line-length") && joined.is_none() {
                     i += 1;
                 }
@@ -1711,6 +1727,7 @@ impl Parser<'_, '_, '_> {
                     // `-i[SUFFIX]`: the rest of the cluster is the suffix.
                     'i' => {
                         self.sed_backup(i, rest, fx);
+                        suffix = Some((i, rest.to_string()));
                         break;
                     }
                     _ => {}
@@ -1722,6 +1739,29 @@ impl Parser<'_, '_, '_> {
             if let Some(k) = first_operand {
                 scripts.push(k);
                 parts.push(self.v(k).to_string());
+                operands.retain(|&o| o != k);
+            }
+        }
+        // `-i SUFFIX` keeps each file's old text beside it, under its name
+        // plus the suffix (`*` in the suffix is the file's base name):
+        // `sed -i.json s/x/x/ .mcp` writes `.mcp.json` (a review). A
+        // suffix with a `/` is a write anywhere (`sed_backup`).
+        if let Some((word, sfx)) = suffix.filter(|(_, s)| !s.is_empty() && !s.contains('/')) {
+            for &o in &operands {
+                let file = self.v(o);
+                let path = if sfx.contains('*') {
+                    let base = file.rsplit('/').next().unwrap_or(file);
+                    let dir = file.get(..file.len() - base.len()).unwrap_or("");
+                    format!("{dir}{}", sfx.replace('*', base))
+                } else {
+                    format!("{file}{sfx}")
+                };
+                fx.push(Effect::File {
+                    kind: Kind::Write,
+                    text: self.opt_text(word, word),
+                    path,
+                    computed: self.w(o).flags & COMPUTED != 0,
+                });
             }
         }
         if sandbox || scripts.is_empty() {
