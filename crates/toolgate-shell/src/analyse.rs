@@ -712,22 +712,43 @@ impl Parser<'_, '_, '_> {
         let Some(how) = evaluates(basename(self.v(prog))) else {
             return Ok(());
         };
-        let printf = basename(self.v(prog)) == "printf";
+        // zsh's `print -v NAME` assigns as bash's `printf -v` does (a second
+        // review: `print -v 'functions[ls]' pwned; ls`, `print -v HOME 13`).
+        let printf = matches!(basename(self.v(prog)), "printf" | "print");
+        // `-v` alone or closing a cluster of flags (`-rv`, `-nv`).
+        let ends_in_v = |v: &str| {
+            v.strip_prefix('-')
+                .filter(|f| !f.starts_with('-'))
+                .is_some_and(|f| f.ends_with('v') && f.bytes().all(|c| c.is_ascii_alphabetic()))
+        };
         for i in prog + 1..b {
             let w = self.w(i);
             // The operand of `-v`, apart (`-v NAME`) or attached (`-vNAME`).
-            let after_v = i > prog + 1 && self.v(i - 1) == "-v";
-            let attached = self.v(i).strip_prefix("-v").filter(|n| !n.is_empty());
+            let after_v = i > prog + 1 && ends_in_v(self.v(i - 1));
+            let attached = self
+                .v(i)
+                .strip_prefix('-')
+                .filter(|f| !f.starts_with('-'))
+                .and_then(|f| {
+                    let at = f.find('v')?;
+                    let (flags, rest) = f.split_at(at);
+                    flags
+                        .bytes()
+                        .all(|c| c.is_ascii_alphabetic())
+                        .then_some(rest.get(1..)?)
+                })
+                .filter(|n| !n.is_empty());
             let name = if after_v { Some(self.v(i)) } else { attached }.map(str::to_string);
             let name = name.as_deref();
             if let (true, Some(name)) = (printf, name) {
                 // `printf -v NAME …` assigns NAME as `NAME=…` would, and
                 // `printf -v PATH /tmp/evil; ls` runs another `ls`.
                 let v = display(name, w.flags);
+                let prog_name = basename(self.v(prog)).to_string();
                 self.out.push(Piece::opaque(
                     Kind::Command,
-                    format!("printf -v {v}"),
-                    format!("`printf -v {}` assigns a variable", snippet(&v)),
+                    format!("{prog_name} -v {v}"),
+                    format!("`{prog_name} -v {}` assigns a variable", snippet(&v)),
                 ))?;
             }
             if w.flags & LITSUB == 0 {
@@ -1277,7 +1298,10 @@ impl Parser<'_, '_, '_> {
     /// `./ls`, and `set -o globsubst` ran a glob qualifier).
     fn shell_options(&self, name: &str, prog: usize, b: usize) -> Plan {
         // Letters of `set` that only stop, trace or check.
-        const SAFE_LETTERS: &str = "euxvfnCEPTbmth";
+        // Safe in bash and in zsh alike: zsh reads `-T` as CDABLE_VARS
+        // (`cd HOME` goes to `$HOME`), `-P` as RC_EXPAND_PARAM and `-E` as
+        // PUSHD_SILENT (a second review).
+        const SAFE_LETTERS: &str = "euxvfnCbmth";
         const SAFE_NAMES: &[&str] = &[
             "errexit",
             "nounset",
@@ -1395,7 +1419,17 @@ impl Parser<'_, '_, '_> {
             "hash" if has('p') || args.iter().any(|a| a.contains('=')) => {
                 "makes a later command of that name run another program"
             }
-            "emulate" if has('c') => "runs a script (`-c`)",
+            // Any emulation but zsh's own, or an option it sets, changes
+            // how the rest of the line is read (`emulate zsh -o cdablevars`).
+            "emulate"
+                if has('c')
+                    || has('o')
+                    || args
+                        .iter()
+                        .any(|a| !matches!(*a, "-L" | "-R" | "-LR" | "-RL" | "zsh")) =>
+            {
+                "runs a script (`-c`), sets options, or emulates another shell"
+            }
             "enable" if has('f') => "loads a builtin from a shared object (`-f`)",
             "fc" if !(has('l') && !has('s') && !has('e')) => "runs commands from the history",
             _ => return Plan::Plain,
@@ -1424,7 +1458,16 @@ impl Parser<'_, '_, '_> {
             // other body is read as a script, as before.
             let last = body.split_whitespace().last().map(basename);
             let runs_arguments = last.is_some_and(|l| is_special(l) || l == "-c" || l == "exec");
-            if body.trim().is_empty() || body.ends_with([' ', '\t']) || runs_arguments {
+            // A body that ends a command (`echo x;`, `echo x&`, a newline)
+            // makes the words after the alias a command of their own.
+            let ends_command = body.trim_end().ends_with([';', '&', '|', '\n'])
+                || body.contains('\n')
+                || body.ends_with(['\r', '\u{b}', '\u{c}']);
+            if body.trim().is_empty()
+                || body.ends_with([' ', '\t'])
+                || runs_arguments
+                || ends_command
+            {
                 return Plan::Opaque(
                     "an alias whose body takes the words after it as a command: a later line that names the alias runs them".into(),
                 );

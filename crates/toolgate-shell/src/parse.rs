@@ -1145,19 +1145,26 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 {
                     k += 1;
                 }
-                // `{a[…]}>file`: the same with an element (bash).
+                // `{a[…]}>file`: the same with an element (bash). The
+                // subscript may hold `}` (`{a[${x}'$(cmd)']}>f`): any `]}`
+                // glued to a redirect later on the line will do.
                 if k > p + 1 && self.b.get(k) == Some(&b'[') {
                     let rest = self.b.get(k..).unwrap_or(&[]);
-                    if let Some(close) = memchr::memchr(b'}', rest) {
-                        if rest.get(close.wrapping_sub(1)) == Some(&b']') {
-                            k += close;
-                        }
+                    let glued = rest.windows(3).position(|w| {
+                        w.first() == Some(&b']')
+                            && w.get(1) == Some(&b'}')
+                            && matches!(w.get(2), Some(b'<' | b'>' | b'&'))
+                    });
+                    if let Some(at) = glued {
+                        k += at + 1;
                     }
                 }
+                // zsh reads `{NAME}&>f` and `{NAME}&>>f` so too.
+                let amp = usize::from(self.b.get(k + 1) == Some(&b'&'));
                 if k > p + 1
                     && self.b.get(k) == Some(&b'}')
-                    && matches!(self.b.get(k + 1), Some(b'<' | b'>'))
-                    && self.b.get(k + 2) != Some(&b'(')
+                    && matches!(self.b.get(k + 1 + amp), Some(b'<' | b'>'))
+                    && self.b.get(k + 2 + amp) != Some(&b'(')
                 {
                     (Tok::Redir, p)
                 } else {

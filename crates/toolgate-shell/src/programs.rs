@@ -2616,7 +2616,13 @@ fn awk_opens(p: &str) -> Option<&'static str> {
                 );
                 continue;
             }
-            b' ' | b'\t' => {}
+            // Blanks, and a line continuation, leave the operand as it was
+            // (`x = 4 \⏎/ 2` divides; a second review).
+            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {}
+            b'\\' if b.get(i + 1) == Some(&b'\n') => {
+                i += 2;
+                continue;
+            }
             _ => operand = false,
         }
         i += 1;
@@ -2704,6 +2710,13 @@ mod tests {
             Some("runs a command (`system(`)")
         );
         assert_eq!(awk_opens("{ a[$1]++ } END { for (k in a) print k }"), None);
+        for p in [
+            "BEGIN { x = 4 \\\n/ 2; system(\"pwned\"); y = 1 / 1 }",
+            "BEGIN { x = 4\r/ 2; system(\"pwned\"); y = 1 / 1 }",
+            "BEGIN { x = 4\x0c/ 2; system(\"pwned\"); y = 1 / 1 }",
+        ] {
+            assert_eq!(awk_opens(p), Some("runs a command (`system(`)"), "{p:?}");
+        }
         assert_eq!(awk_opens("{ if (a || b) print }"), None);
         assert_eq!(awk_opens("{ x = a / b; y = c / d }"), None);
         assert_eq!(awk_opens("{ print (a > b) }"), None);

@@ -173,7 +173,10 @@ fn working_directory() {
             "wo:config",
         ],
     );
-    check_files("f() { touch config; }; cd .git; f", &["wo:config", "wo~//**"]);
+    check_files(
+        "f() { touch config; }; cd .git; f",
+        &["wo:config", "wo~//**"],
+    );
     // The generic splitter follows `cd` for redirects too.
     check(
         "cd /tmp && echo x > f",
@@ -719,6 +722,11 @@ fn redirects() {
         "echo {HOME}>/dev/null; zsh -c ls",
         "echo {a['$(pwned)']}>/dev/null",
         "exec {fd}<f",
+        // Found by a second review: zsh reads `{NAME}&>`, and a subscript
+        // may hold `}`.
+        "echo {HOME}&>/dev/null; git status",
+        "echo {HOME}&>>/dev/null",
+        "echo {a[${x}'$(pwned)']}>/dev/null",
     ] {
         err(cmd, ErrorKind::Syntax);
     }
@@ -2190,6 +2198,17 @@ fn shell_options_that_change_the_line_are_opaque() {
         "alias ls=\nls pwned -rf ~",
         "alias ls='eval'",
         "alias s='sudo '",
+        // A second review: a body that ends a command, zsh's meaning of
+        // `set -T` (CDABLE_VARS) and an `emulate` that sets options.
+        "alias ls='echo x;'\nls pwned",
+        "alias ls='echo x&'",
+        "set -T",
+        "set -P",
+        "emulate zsh -o cdablevars",
+        "emulate ksh",
+        "print -v 'functions[ls]' pwned; ls",
+        "print -v HOME 13; git status",
+        "print -rv x y",
     ] {
         let pieces = crate::split_command(cmd, &crate::ShellConfig::default()).unwrap();
         assert!(

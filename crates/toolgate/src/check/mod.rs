@@ -241,7 +241,11 @@ pub fn check<'a>(ir: &Ir<'a>, registry: &Registry) -> Result<Checked<'a>, Diagno
         let split = match m.split {
             None => None,
             Some(s) => match registry.splitter(s) {
-                Some(imp) if imp.field().is_some_and(|f| m.field.is_some_and(|mf| mf != f)) => {
+                Some(imp)
+                    if imp
+                        .field()
+                        .is_some_and(|f| m.field.is_some_and(|mf| mf != f)) =>
+                {
                     let reads = imp.field().unwrap_or_default();
                     errors.push(
                         Diagnostic::new(

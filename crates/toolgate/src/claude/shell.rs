@@ -64,6 +64,10 @@ impl Splitter for ClaudeShellSplitter {
         }
         Ok(subjects)
     }
+
+    fn field(&self) -> Option<&str> {
+        self.inner.field()
+    }
 }
 
 /// The operand a bare `xargs` adds to its command, named only when it
