@@ -133,7 +133,19 @@ pub fn linked_calls(
             if first.contains(['*', '?', '[']) {
                 for name in list(&joined).into_iter().take(MAX_LISTED) {
                     if name_matches(first, &name) {
-                        candidates.push((format!("{joined}/{name}"), after.to_string()));
+                        // The literal names after it are walked too (`*/lnk/id_rsa`:
+                        // `src/lnk` may be the link; a second review), up to
+                        // the next glob.
+                        let full = format!("{joined}/{name}{after}");
+                        let split = match full.find(['*', '?', '[']) {
+                            Some(at) => {
+                                let cut = full.get(..at).and_then(|h| h.rfind('/')).unwrap_or(0);
+                                let (d, r) = full.split_at(cut);
+                                (d.to_string(), r.to_string())
+                            }
+                            None => (full, String::new()),
+                        };
+                        candidates.push(split);
                     }
                 }
             }
@@ -302,12 +314,10 @@ mod tests {
                     .map_or(p.to_string(), |(a, b)| format!("{b}{}", &p[a.len()..])),
             )
         };
-        linked_calls(&call, Some("/home/u"), &resolve, &|d: &str| {
-            if d == "/tmp/p/src" {
-                vec!["lnk".to_string(), "a".to_string(), ".hid".to_string()]
-            } else {
-                Vec::new()
-            }
+        linked_calls(&call, Some("/home/u"), &resolve, &|d: &str| match d {
+            "/tmp/p/src" => vec!["lnk".to_string(), "a".to_string(), ".hid".to_string()],
+            "/tmp/p" => vec!["src".to_string()],
+            _ => Vec::new(),
         })
         .into_iter()
         .map(|l| (l.named, l.target, l.call.tool))
@@ -393,6 +403,13 @@ mod tests {
             )),
             "{got:?}"
         );
+        // A link after the glob (`cat */lnk/id_rsa`).
+        let got = links(
+            "Bash",
+            r#"{"command": "cat */lnk/id_rsa"}"#,
+            &[("/tmp/p/src/lnk", "/home/u/.ssh")],
+        );
+        assert!(got.iter().any(|l| l.1 == "/home/u/.ssh/id_rsa"), "{got:?}");
         for (g, n, want) in [
             ("*", "lnk", true),
             ("*", ".hid", true),
