@@ -75,10 +75,21 @@ impl Reference {
         let mut kept = Lists::default();
 
         // The set's deny and ask rules apply at once, trusted or not, unless
-        // they could never fire.
+        // they could never fire; an untrusted set's carve-outs, which
+        // loosen, are withheld (§5.2).
         for l in [List::Deny, List::Ask] {
             for decl in set.lists.get(l) {
                 for rule in self.expand(decl, &origin) {
+                    if !set.source.trusted && rule.carve_out().is_some() {
+                        grant.refused.push(Refusal {
+                            rule: rule.text.clone(),
+                            reason: format!(
+                                "withheld: the source {} is not trusted",
+                                set.source.name
+                            ),
+                        });
+                        continue;
+                    }
                     match self.never_fires(&rule, l) {
                         Some(reason) => grant.refused.push(Refusal {
                             rule: rule.text.clone(),

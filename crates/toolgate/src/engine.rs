@@ -715,9 +715,17 @@ impl<'e, 'a> Session<'e, 'a> {
                 .collect()
         };
 
-        // The set's deny and ask rules apply at once, trusted or not.
+        // The set's deny and ask rules apply at once, trusted or not; an
+        // untrusted set's carve-outs, which loosen, are withheld (§5.2).
         for l in [List::Deny, List::Ask] {
             for c in expanded(l) {
+                if c.carve && !set.source.trusted {
+                    grant.refused.push(Refusal {
+                        rule: c.text.to_string(),
+                        reason: format!("withheld: the source {} is not trusted", set.source.name),
+                    });
+                    continue;
+                }
                 match check::check_rule_detailed(&c, l, &tools, true) {
                     Ok(()) => {
                         if let Some(list) = lists.get_mut(l.index()) {
