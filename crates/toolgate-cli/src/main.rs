@@ -3031,9 +3031,12 @@ fn hook(
                 }
                 // Settings lowered for another mode, project or home would
                 // answer this session with another session's rules.
-                if let Some(why) = toolgate::claude::Lowered::of(&engine.sources()).and_then(|l| {
-                    l.refuses(payload.mode.as_deref(), project.as_deref(), home.as_deref())
-                }) {
+                if let Some(why) = toolgate::claude::Lowered::refuses_session(
+                    &engine.sources(),
+                    payload.mode.as_deref(),
+                    project.as_deref(),
+                    home.as_deref(),
+                ) {
                     return hook_answer(Decision::Deny, &format!("`{b}`: {why}"));
                 }
                 hook_decide(&|c| engine.would(c), &call)

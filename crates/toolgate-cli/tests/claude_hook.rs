@@ -558,6 +558,21 @@ fn an_artifact_answers_only_the_session_it_was_lowered_for() {
     let (d, reason) = hook(&s, &bundle, &elsewhere);
     assert_eq!(d, "deny", "{reason}");
     assert!(reason.contains("compiled for the project"), "{reason}");
+    // An artifact an earlier toolgate compiled from settings (acceptEdits,
+    // in /tmp/oldart) records none of the three: it answers no session
+    // (a second review found it allowing an Edit of /etc/passwd from plan
+    // mode).
+    let old = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("testdata/artifacts/v3/claude-settings-unrecorded.tgb");
+    for mode in ["plan", "acceptEdits"] {
+        let (d, reason) = hook(
+            &s,
+            &["--bundle", old.to_str().unwrap()],
+            &edit(mode, "/etc/passwd"),
+        );
+        assert_eq!(d, "deny", "{mode}: {reason}");
+        assert!(reason.contains("by an earlier toolgate"), "{reason}");
+    }
 }
 
 /// A toolgate policy written for a lower-case `bash` never matches Claude

@@ -96,9 +96,12 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
             // the mode, project and home it was lowered for, as the
             // command hook's `--bundle` does.
             if loaded.modes.is_none() {
-                if let Some(why) = toolgate::claude::Lowered::of(&e.sources()).and_then(|l| {
-                    l.refuses(payload_mode.as_deref(), project_of_call.as_deref(), home.as_deref())
-                }) {
+                if let Some(why) = toolgate::claude::Lowered::refuses_session(
+                    &e.sources(),
+                    payload_mode.as_deref(),
+                    project_of_call.as_deref(),
+                    home.as_deref(),
+                ) {
                     return answer_line(Decision::Deny, &why);
                 }
             }

@@ -1295,6 +1295,29 @@ impl Lowered {
         })
     }
 
+    /// Why rules compiled into an artifact with `sources` must not decide a
+    /// session in `mode`, with project `project` and home `home`: none
+    /// when they were not lowered from Claude Code settings; a refusal when
+    /// they were but carry no record of what for (an artifact an earlier
+    /// toolgate compiled, a second review found answering any session);
+    /// else [`Lowered::refuses`].
+    pub fn refuses_session(
+        sources: &[Source],
+        mode: Option<&str>,
+        project: Option<&str>,
+        home: Option<&str>,
+    ) -> Option<String> {
+        if !sources.iter().any(|s| s.name == "claude-code") {
+            return None;
+        }
+        match Lowered::of(sources) {
+            Some(l) => l.refuses(mode, project, home),
+            None => Some(
+                "the artifact was compiled from Claude Code settings by an earlier toolgate, which did not record the mode, project and home it was lowered for: compile the settings again with this toolgate".to_string(),
+            ),
+        }
+    }
+
     /// Why a session in `mode` (the payload's; `None`: not given), with
     /// project directory `project` and home directory `home`, must not be
     /// decided by rules lowered for `self`; `None` when it may.
