@@ -2414,6 +2414,21 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 let r = self.braced(f, start, in_dq);
                 self.leave();
                 r?;
+                // zsh globs the word of `${x:-…}` (and the other operators)
+                // when the value is used, so `*(e:cmd:)` there runs `cmd`
+                // and `=(cmd)` is a process substitution; bash reads both
+                // as text. A `(` that opens no substitution is refused (a
+                // second review ran `echo ${x:-*(e:pwned:)}` under zsh 5.9).
+                let text = self.src.get(start..self.pos).unwrap_or("");
+                let bare_paren = text.as_bytes().windows(2).any(|w| {
+                    w.get(1) == Some(&b'(') && !matches!(w.first(), Some(b'$' | b'<' | b'>' | b'('))
+                });
+                if bare_paren {
+                    return Err(self.syntax(format!(
+                        "`{}`: a `(` in a parameter expansion that opens no substitution is refused: zsh reads it as a glob qualifier or `=(…)`, which run commands",
+                        snippet(text)
+                    )));
+                }
                 self.out.buf.truncate(mark);
                 self.push_raw(start);
             }

@@ -727,6 +727,10 @@ fn redirects() {
         "echo {HOME}&>/dev/null; git status",
         "echo {HOME}&>>/dev/null",
         "echo {a[${x}'$(pwned)']}>/dev/null",
+        // zsh globs the word of `${x:-…}`: qualifiers and `=(…)` run.
+        "echo ${x:-*(e:pwned:)}",
+        "ls ${x:-=(pwned)}",
+        "git status ${x:-?(e:pwned:)}",
     ] {
         err(cmd, ErrorKind::Syntax);
     }
