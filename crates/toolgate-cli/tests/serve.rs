@@ -637,23 +637,25 @@ fn with_a_token_only_the_server_holding_it_is_believed() {
             token,
         ],
     );
-    let addr = served.listening[0].to_string();
-    let (_, got) = run(
-        &s,
-        &[
+    // The resident hook at `addr`, `--fail-closed` or not.
+    let connect = |addr: &str, closed: bool| {
+        let mut args = vec![
             "hook",
             "claude-code",
             "--bundle",
             bundle,
             "--connect",
-            &addr,
+            addr,
             "--token-file",
             token,
-            "--fail-closed",
-        ],
-        &p,
-    );
-    assert_eq!(got, want);
+        ];
+        if closed {
+            args.push("--fail-closed");
+        }
+        run(&s, &args, &p).1
+    };
+    let addr = served.listening[0].to_string();
+    assert_eq!(connect(&addr, true), want);
     drop(served);
 
     // Something else on a port, answering a well-formed allow.
@@ -661,36 +663,12 @@ fn with_a_token_only_the_server_holding_it_is_believed() {
         2,
         r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok"}}"#,
     );
-    let (_, local) = run(
-        &s,
-        &[
-            "hook",
-            "claude-code",
-            "--bundle",
-            bundle,
-            "--connect",
-            &addr,
-            "--token-file",
-            token,
-        ],
-        &p,
+    assert_eq!(
+        connect(&addr, false),
+        want,
+        "the impostor's allow was passed on"
     );
-    assert_eq!(local, want, "the impostor's allow was passed on");
-    let (_, closed) = run(
-        &s,
-        &[
-            "hook",
-            "claude-code",
-            "--bundle",
-            bundle,
-            "--connect",
-            &addr,
-            "--token-file",
-            token,
-            "--fail-closed",
-        ],
-        &p,
-    );
+    let closed = connect(&addr, true);
     assert!(
         closed.contains(r#""permissionDecision":"deny""#),
         "{closed}"
