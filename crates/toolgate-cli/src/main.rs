@@ -3039,7 +3039,7 @@ fn hook(
                 ) {
                     return hook_answer(Decision::Deny, &format!("`{b}`: {why}"));
                 }
-                hook_decide(&|c| engine.would(c), &call)
+                hook_decide(&|c| engine.would(c), &call, project.as_deref())
             }
             Err(e) => hook_answer(
                 Decision::Deny,
@@ -3047,6 +3047,7 @@ fn hook(
             ),
         };
     }
+    let project_for_git = project.clone();
     let files: Vec<String> = if settings.is_empty() {
         discover(project.as_deref(), home.as_deref())
     } else {
@@ -3103,7 +3104,7 @@ fn hook(
             )
         }
     };
-    hook_decide(&|c| inner.would(c), &call)
+    hook_decide(&|c| inner.would(c), &call, project_for_git.as_deref())
 }
 
 /// The flags of `toolgate serve`.
@@ -3309,11 +3310,12 @@ fn serve(flags: Serve) -> ExitCode {
 
 /// The hook's answer to `call`, printed (the server's `http` hook answers
 /// with the same function).
-fn hook_decide(would: &dyn Fn(&Call) -> Verdict, call: &Call) -> ExitCode {
+fn hook_decide(would: &dyn Fn(&Call) -> Verdict, call: &Call, project: Option<&str>) -> ExitCode {
     let (decision, reason) = toolgate::claude::hook_verdict(
         would,
         call,
         home().as_deref(),
+        project,
         &toolgate_server::hook::resolve_link,
         &toolgate_server::hook::list_dir,
     );

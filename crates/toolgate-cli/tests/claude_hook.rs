@@ -575,6 +575,43 @@ fn an_artifact_answers_only_the_session_it_was_lowered_for() {
     }
 }
 
+/// `git` in a directory of the project that holds a repository of its own
+/// (a cloned project can ship a bare one, and `cd` persists between
+/// calls) asks: its configuration can run commands (a review ran
+/// `evil/config`'s `core.fsmonitor` through an allowed `git status`). The
+/// project's own repository, and commands that are not `git`, are as
+/// before.
+#[test]
+fn git_in_a_repository_nested_in_the_project_asks() {
+    let s = Scratch::new("nested-repo");
+    std::fs::create_dir_all(s.repo().join(".git")).unwrap();
+    std::fs::create_dir_all(s.repo().join("src/evil/objects")).unwrap();
+    s.write("repo/src/evil/HEAD", "ref: refs/heads/main\n");
+    s.write("repo/src/evil/config", "[core]\n\tfsmonitor = pwned\n");
+    s.write("repo/.claude/settings.json", "{}");
+    let at = |cwd: PathBuf, command: &str| {
+        let p = serde_json::json!({
+            "session_id": "s", "cwd": cwd, "permission_mode": "default",
+            "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command}
+        })
+        .to_string();
+        let (code, out, err) = run(&["hook", "claude-code"], &s.home(), &s.repo(), &p);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(out.trim()).unwrap();
+        let h = &v["hookSpecificOutput"];
+        (
+            h["permissionDecision"].as_str().unwrap().to_string(),
+            h["permissionDecisionReason"].as_str().unwrap().to_string(),
+        )
+    };
+    let (d, reason) = at(s.repo().join("src/evil"), "git status");
+    assert_eq!(d, "ask", "{reason}");
+    assert!(reason.contains("a repository of its own"), "{reason}");
+    assert_eq!(at(s.repo().join("src"), "git status").0, "allow");
+    assert_eq!(at(s.repo().join("src/evil"), "ls").0, "allow");
+}
+
 /// A toolgate policy written for a lower-case `bash` never matches Claude
 /// Code's `Bash`; with `default: allow` every call would be allowed, so
 /// the hook denies, naming both spellings. A tool the policy does not

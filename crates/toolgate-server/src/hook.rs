@@ -79,6 +79,7 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
                     &|c| e.would(c),
                     &call,
                     home.as_deref(),
+                    project_of_call.as_deref(),
                     &resolve_link,
                     &list_dir,
                 );
@@ -105,7 +106,14 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
                     return answer_line(Decision::Deny, &why);
                 }
             }
-            let (d, reason) = hook_verdict(&|c| e.would(c), &call, home.as_deref(), &resolve_link, &list_dir);
+            let (d, reason) = hook_verdict(
+                    &|c| e.would(c),
+                    &call,
+                    home.as_deref(),
+                    project_of_call.as_deref(),
+                    &resolve_link,
+                    &list_dir,
+                );
             answer_line(d, &reason)
         }
         Decider::Rubric(_) | Decider::Authensor(_) => answer_line(

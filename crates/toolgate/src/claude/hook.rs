@@ -242,6 +242,7 @@ pub fn hook_verdict(
     would: &dyn Fn(&Call) -> Verdict,
     call: &Call,
     home: Option<&str>,
+    project: Option<&str>,
     resolve: &dyn Fn(&str) -> Option<String>,
     list: &dyn Fn(&str) -> Vec<String>,
 ) -> (Decision, String) {
@@ -261,7 +262,54 @@ pub fn hook_verdict(
             out = (w.decision, why);
         }
     }
+    if out.0 == Decision::Allow {
+        if let Some(why) = nested_repository(call, project, list) {
+            return (Decision::Ask, why);
+        }
+    }
     out
+}
+
+/// Why `git` in a `Bash` call may run another repository's configuration:
+/// the working directory lies inside the project, in a directory (or below
+/// one) that holds a repository of its own, a `.git` or a bare one
+/// (`HEAD`, `config`, `objects`), whose `core.fsmonitor` and the like run
+/// commands. A cloned project can ship one, and `cd` persists between
+/// calls, so `cd evil` and then `git status` ran `evil/config`'s command (a
+/// review); Claude Code asks about `git` after `cd` in one command for the
+/// same reason.
+pub fn nested_repository(
+    call: &Call,
+    project: Option<&str>,
+    list: &dyn Fn(&str) -> Vec<String>,
+) -> Option<String> {
+    if call.tool != "Bash" {
+        return None;
+    }
+    let command = call.args.str_member("command")?;
+    let runs_git = command
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
+        .any(|w| w == "git" || w.ends_with("/git"));
+    if !runs_git {
+        return None;
+    }
+    let project = project?.trim_end_matches('/');
+    let cwd = call.cwd.as_deref()?.trim_end_matches('/');
+    let mut dir = cwd.strip_prefix(project).filter(|r| r.starts_with('/'))?;
+    loop {
+        let here = format!("{project}{dir}");
+        let names = list(&here);
+        let has = |n: &str| names.iter().any(|x| x == n);
+        if has(".git") || (has("HEAD") && has("config") && has("objects")) {
+            return Some(format!(
+                "`git` runs in `{cwd}`, inside `{here}`, a repository of its own within the project: its configuration can run commands, so this asks as `git` after `cd` does"
+            ));
+        }
+        match dir.rfind('/') {
+            Some(0) | None => return None,
+            Some(i) => dir = dir.get(..i)?,
+        }
+    }
 }
 
 /// Claude Code's answer to a PostToolUse hook: `{}` when there is nothing

@@ -30,8 +30,8 @@ mod rules;
 mod shell;
 
 pub use hook::{
-    answer, hook_reason, hook_verdict, post_tool_use_answer, prepare_call, user_prompt_answer,
-    wrong_host, Payload,
+    answer, hook_reason, hook_verdict, nested_repository, post_tool_use_answer, prepare_call,
+    user_prompt_answer, wrong_host, Payload,
 };
 pub use links::{linked_calls, Link};
 pub use rules::{EDIT_FAMILY, READ_FAMILY};
