@@ -801,6 +801,12 @@ pub fn check(cmd: &str, cfg: &ShellConfig) -> Outcome {
     if separator_in_arithmetic_command(cmd) {
         return Outcome::BrushRejects;
     }
+    // bash and zsh join a line continuation after `$` first: `$\⏎{x|x}` is
+    // the bad substitution `${x|x}` in both (nothing runs), where brush
+    // reads a `$` and then runs `x` (a shell fuzz finding).
+    if cmd.contains("$\\\n") {
+        return Outcome::BrushRejects;
+    }
     let Some(program) = parse(cmd) else {
         return Outcome::BrushRejects;
     };

@@ -307,3 +307,11 @@ fn bash_runs_nothing_the_splitter_misses(cmd: &str) {
         assert!(missed.is_empty(), "{missed:?}");
     }
 }
+
+/// A shell fuzz finding (`$\⏎{x|x}`): bash 5.2 and zsh 5.9 join the line
+/// continuation after `$` and refuse the bad substitution `${x|x}`,
+/// running nothing; brush ran `x`. The comparison leaves the class out.
+#[test]
+fn a_line_continuation_after_a_dollar_is_left_to_the_splitter() {
+    bash_runs_nothing_the_splitter_misses("$\\\n{x|x}");
+}
