@@ -409,6 +409,29 @@ pub(super) const PROGRAMS: &[Program] = &[
         long_flags: &["--pre-glob"],
         ..NO
     },
+    // diff reads the files these options name beside its operands (a
+    // review read a linked secret through `--from-file=`).
+    Program {
+        names: &["diff"],
+        opts: &[reads(&["--from-file", "--to-file", "--exclude-from", "-X"])],
+        short_values: "CUFIXSx",
+        long_values: &[
+            "--context",
+            "--unified",
+            "--label",
+            "--ignore-matching-lines",
+            "--exclude",
+            "--starting-file",
+            "--width",
+            "--tabsize",
+            "--line-format",
+            "--show-function-line",
+            "--horizon-lines",
+            "--palette",
+            "--color",
+        ],
+        ..NO
+    },
     Program {
         names: &["grep", "egrep", "fgrep"],
         opts: &[reads(&["-f", "--file"]), reads(&["--exclude-from"])],
@@ -692,6 +715,7 @@ pub(super) fn has_options(name: &str) -> bool {
     matches!(
         name.as_bytes(),
         b"rg"
+            | b"diff"
             | b"grep"
             | b"egrep"
             | b"fgrep"

@@ -147,6 +147,8 @@ fn working_directory() {
     // Unknown directories.
     check_files("cd \"$d\" && cat x", &["ro:x", "ro~//**"]);
     check_files("cd - && cat x", &["ro:x", "ro~//**"]);
+    // diff reads what `--from-file`, `--to-file` and `-X` name (a review).
+    check_files("diff --from-file=s a", &["r:s", "ro:a"]);
     // zsh's `cd OLD NEW` replaces OLD in the working directory (a review
     // found `cd proj .ssh && cat id_rsa` read `~/.ssh/id_rsa` from
     // `~/proj` under a deny of it).
