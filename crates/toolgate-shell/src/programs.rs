@@ -642,7 +642,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     // `mv -T -b -S e empty .claud` renames `.claud` to `.claude` (a review
     // planted `.claude/settings.json` so in acceptEdits). Opaque.
     Program {
-        names: &["mv", "cp"],
+        names: &["mv", "cp", "ln", "install"],
         opts: &[
             writes(&["-t", "--target-directory"]),
             Opt {
@@ -716,6 +716,8 @@ pub(super) fn has_options(name: &str) -> bool {
         name.as_bytes(),
         b"rg"
             | b"diff"
+            | b"ln"
+            | b"install"
             | b"grep"
             | b"egrep"
             | b"fgrep"
