@@ -2419,11 +2419,10 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
                 // and `=(cmd)` is a process substitution; bash reads both
                 // as text. A `(` that opens no substitution is refused (a
                 // second review ran `echo ${x:-*(e:pwned:)}` under zsh 5.9).
+                // Inside double quotes zsh globs nothing, and a quoted `(`
+                // is text.
                 let text = self.src.get(start..self.pos).unwrap_or("");
-                let bare_paren = text.as_bytes().windows(2).any(|w| {
-                    w.get(1) == Some(&b'(') && !matches!(w.first(), Some(b'$' | b'<' | b'>' | b'('))
-                });
-                if bare_paren {
+                if !in_dq && bare_paren(text) {
                     return Err(self.syntax(format!(
                         "`{}`: a `(` in a parameter expansion that opens no substitution is refused: zsh reads it as a glob qualifier or `=(…)`, which run commands",
                         snippet(text)
@@ -3026,4 +3025,28 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
         self.out.buf.truncate(mark);
         r
     }
+}
+
+/// Whether `text` (a `${…}`) holds, outside quotes, a `(` that opens no
+/// substitution (`$(`, `<(`, `>(`, `((`).
+fn bare_paren(text: &str) -> bool {
+    let b = text.as_bytes();
+    let (mut sq, mut dq) = (false, false);
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'\\' if !sq => i += 1,
+            b'\'' if !dq => sq = !sq,
+            b'"' if !sq => dq = !dq,
+            b'(' if !sq && !dq => {
+                let before = i.checked_sub(1).and_then(|k| b.get(k));
+                if !matches!(before, Some(b'$' | b'<' | b'>' | b'(')) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }

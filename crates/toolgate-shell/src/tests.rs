@@ -737,6 +737,9 @@ fn redirects() {
         err(cmd, ErrorKind::Syntax);
     }
     check("echo {HOME} x", &["cmd:echo {HOME} x"]);
+    // Quoted, a `(` in `${…}` is text to zsh as well.
+    check(r#"echo "${x:-(none)}""#, &[r#"cmd:echo ${x:-(none)}"#]);
+    check("echo ${x:-'(a)'}", &["cmd:echo ${x:-'(a)'}"]);
     check("ls 2> >(tee log)", &["cmd:tee log", "cmd:ls"]);
     check("cat <<EOF\n$(rm -rf /)\nEOF", &["cmd:cat", "cmd:rm -rf /"]);
     check("cat <<'EOF'\n$(rm -rf /)\nEOF", &["cmd:cat"]);
