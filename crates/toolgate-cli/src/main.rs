@@ -307,9 +307,9 @@ enum Command {
         /// instead of deciding locally.
         #[arg(long, requires = "connect")]
         fail_closed: bool,
-        /// With `--connect`: the file holding the server's bearer token.
-        /// The answer must then prove the server holds it (a keyed hash
-        /// over a fresh nonce), so another program listening on the port
+        /// With `--connect`: the file holding the server's token. The hook
+        /// never sends it: both sides prove they hold it with a keyed hash
+        /// over a fresh nonce, so another program listening on the port
         /// cannot answer for the server.
         #[arg(long, requires = "connect")]
         token_file: Option<String>,

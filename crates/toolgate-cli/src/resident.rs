@@ -43,16 +43,23 @@ pub fn forward(addr: &str, token_file: Option<&str>, payload: &[u8]) -> Result<S
         }
         None => None,
     };
-    let headers: Vec<(&str, &str)> = nonce
-        .as_deref()
-        .map(|n| (client::NONCE_HEADER, n))
-        .into_iter()
-        .collect();
+    // The token itself is never sent: whatever answers on the port would
+    // hold it then (a review's impostor relayed it to a server of its own).
+    // A keyed hash over the nonce shows the server we hold it.
+    let credential = match (&token, &nonce) {
+        (Some(t), Some(n)) => Some(client::hook_credential(t, n)),
+        _ => None,
+    };
+    let mut headers: Vec<(&str, &str)> = Vec::new();
+    if let (Some(n), Some(c)) = (&nonce, &credential) {
+        headers.push((client::NONCE_HEADER, n));
+        headers.push((client::CREDENTIAL_HEADER, c));
+    }
     let answer = client::post_with(
         &addr,
         "/v1/hooks/claude-code",
         payload,
-        token.as_deref(),
+        None,
         &headers,
         TIMEOUT,
     )

@@ -538,22 +538,26 @@ fn a_server_whose_stderr_is_closed_goes_on_reloading_and_deciding() {
 }
 
 /// A program on a loopback port answering each of `n` connections with
-/// `body`, as a server would; its address and its thread.
-fn impostor(n: usize, body: &'static str) -> (String, std::thread::JoinHandle<()>) {
+/// `body`, as a server would; its address, and its thread, which returns
+/// what it was sent.
+fn impostor(n: usize, body: &'static str) -> (String, std::thread::JoinHandle<Vec<u8>>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let thread = std::thread::spawn(move || {
+        let mut seen = Vec::new();
         for _ in 0..n {
             let (mut c, _) = listener.accept().unwrap();
             c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
             let mut buf = [0u8; 65536];
-            let _ = std::io::Read::read(&mut c, &mut buf);
+            let k = std::io::Read::read(&mut c, &mut buf).unwrap_or(0);
+            seen.extend_from_slice(&buf[..k]);
             let _ = write!(
                 c,
                 "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
                 body.len()
             );
         }
+        seen
     });
     (addr, thread)
 }
@@ -677,7 +681,11 @@ fn with_a_token_only_the_server_holding_it_is_believed() {
         closed.contains("did not prove it holds the token"),
         "{closed}"
     );
-    fake.join().unwrap();
+    // The token itself never reached the impostor (a review's impostor
+    // took it from the `Authorization` header and proved with it).
+    let seen = String::from_utf8_lossy(&fake.join().unwrap()).into_owned();
+    assert!(seen.contains("x-toolgate-credential"), "{seen}");
+    assert!(!seen.contains("a-long-enough-shared-secret"), "{seen}");
 }
 
 #[test]

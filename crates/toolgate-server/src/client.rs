@@ -16,6 +16,28 @@ pub const NONCE_HEADER: &str = "x-toolgate-nonce";
 /// The header the server answers a nonce with: [`hook_proof`].
 pub const PROOF_HEADER: &str = "x-toolgate-proof";
 
+/// The header a resident hook proves it holds the token with, over its
+/// nonce ([`hook_credential`]), in place of sending the token: whatever
+/// answers on the port learns nothing it can prove itself with.
+pub const CREDENTIAL_HEADER: &str = "x-toolgate-credential";
+
+/// What a resident hook sends for `nonce` to show it holds `token`: BLAKE3
+/// keyed from the token, over a label and the nonce, in hex. The server
+/// takes it in place of the bearer token on the hook endpoint.
+///
+/// ```
+/// use toolgate_server::client::{hook_credential, hook_proof};
+/// let n = "00112233445566778899aabbccddeeff";
+/// assert_ne!(hook_credential("secret", n), hook_proof("secret", n, b""));
+/// ```
+pub fn hook_credential(token: &str, nonce: &str) -> String {
+    let key = blake3::derive_key("toolgate resident hook proof v1", token.as_bytes());
+    let mut h = blake3::Hasher::new_keyed(&key);
+    h.update(b"client\0");
+    h.update(nonce.as_bytes());
+    h.finalize().to_hex().to_string()
+}
+
 /// What shows that the answer `body` to the nonce `nonce` came from a
 /// server holding `token`: BLAKE3 keyed with a key derived from the token,
 /// over the nonce, a NUL and the body, in hex. Whatever answers on the
@@ -32,6 +54,7 @@ pub const PROOF_HEADER: &str = "x-toolgate-proof";
 pub fn hook_proof(token: &str, nonce: &str, body: &[u8]) -> String {
     let key = blake3::derive_key("toolgate resident hook proof v1", token.as_bytes());
     let mut h = blake3::Hasher::new_keyed(&key);
+    h.update(b"server\0");
     h.update(nonce.as_bytes());
     h.update(&[0]);
     h.update(body);

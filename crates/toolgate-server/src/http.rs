@@ -734,7 +734,25 @@ async fn hook_handler(State(state): State<S>, req: Request) -> Response {
             crate::hook::answer_line(d, why),
         )
     };
-    if !authorised(&state, req.headers()) {
+    // A resident hook that sent a nonce is shown that this server holds
+    // the token (`client::hook_proof`), so that whatever else answers on
+    // the port cannot pass an allow to it; it proves it holds the token
+    // the same way (`client::hook_credential`), never sending it.
+    let nonce = req
+        .headers()
+        .get(crate::client::NONCE_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|n| n.len() == 32 && n.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_string);
+    let credential_ok = match (&state.token, &nonce) {
+        (Some(t), Some(n)) => req
+            .headers()
+            .get(crate::client::CREDENTIAL_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|c| same(c, &crate::client::hook_credential(t, n))),
+        _ => false,
+    };
+    if !credential_ok && !authorised(&state, req.headers()) {
         state.metrics.refused("unauthorised");
         state.metrics.decided("deny");
         return answer(
@@ -742,15 +760,6 @@ async fn hook_handler(State(state): State<S>, req: Request) -> Response {
             "the hook request carries no valid token: send `Authorization: Bearer TOKEN`",
         );
     }
-    // A resident hook that sent a nonce is shown that this server holds
-    // the token (`client::hook_proof`), so that whatever else answers on
-    // the port cannot pass an allow to it.
-    let nonce = req
-        .headers()
-        .get(crate::client::NONCE_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|n| n.len() == 32 && n.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(str::to_string);
     let text = match read_body(&state, req).await {
         Ok(t) => t,
         Err(f) => {
