@@ -1775,10 +1775,11 @@ impl Parser<'_, '_, '_> {
         if let Some((word, sfx)) = suffix.filter(|(_, s)| !s.is_empty() && !s.contains('/')) {
             for &o in &operands {
                 let file = self.v(o);
+                // GNU sed 4.9 puts the operand as written, directories
+                // and all, in place of `*` (`-i'x*' … sub/f` renames to
+                // `xsub/f`; a review planted `.git/config` with `-i'.*'`).
                 let path = if sfx.contains('*') {
-                    let base = file.rsplit('/').next().unwrap_or(file);
-                    let dir = file.get(..file.len() - base.len()).unwrap_or("");
-                    format!("{dir}{}", sfx.replace('*', base))
+                    sfx.replace('*', file)
                 } else {
                     format!("{file}{sfx}")
                 };
@@ -2290,6 +2291,12 @@ enum SedEffect {
 /// # Errors
 ///
 /// A short description of where the script could not be read.
+/// Whether a line of sed text goes on to the next: it ends in an odd run
+/// of backslashes.
+fn continues(line: &str) -> bool {
+    line.bytes().rev().take_while(|&b| b == b'\\').count() % 2 == 1
+}
+
 fn sed_script(s: &str) -> Result<Vec<SedEffect>, String> {
     let b = s.as_bytes();
     let mut i = 0usize;
@@ -2450,11 +2457,13 @@ fn sed_script(s: &str) -> Result<Vec<SedEffect>, String> {
                 }
             }
             b'a' | b'i' | b'c' => {
-                // Text to the end of the line; a line ending in `\` goes on.
+                // Text to the end of the line; a line ending in an odd run
+                // of `\` goes on (`a x\\` ends there, and the next line is
+                // a command, as GNU sed 4.9 reads it).
                 loop {
                     let (line, next) = to_eol(i);
                     i = next;
-                    if !line.ends_with('\\') || i > s.len() {
+                    if !continues(&line) || i > s.len() {
                         break;
                     }
                 }
@@ -2475,7 +2484,16 @@ fn sed_script(s: &str) -> Result<Vec<SedEffect>, String> {
                 out.push(SedEffect::File(kind, name));
             }
             b'e' => {
-                let (cmd, next) = to_eol(skip_blank(i));
+                // Read as `a`'s text is: a line ending in an odd run of `\`
+                // goes on (`1e echo \⏎i;pwned` runs `echo i;pwned`).
+                let (mut cmd, mut next) = to_eol(skip_blank(i));
+                while continues(&cmd) && next <= s.len() {
+                    let (more, after) = to_eol(next);
+                    cmd.pop();
+                    cmd.push('\n');
+                    cmd.push_str(&more);
+                    next = after;
+                }
                 i = next;
                 eol = true;
                 if cmd.trim().is_empty() {
@@ -2698,6 +2716,16 @@ mod tests {
         assert_eq!(sed_script("s/[]/]/x/g; s/[[:alpha:]/]/y/"), Ok(vec![]));
         assert_eq!(sed_script(r"s/[\/]/X/g"), Ok(vec![]));
         assert!(sed_script("s/[/x/").is_err());
+        // A second review: `a x\\` ends its text, and `e`'s text goes on
+        // after an odd `\` as `a`'s does (GNU sed 4.9 ran both).
+        assert_eq!(
+            sed_script("a x\\\\\ne pwned"),
+            Ok(vec![SedEffect::Runs("pwned".into())])
+        );
+        assert_eq!(
+            sed_script("1e echo \\\ni;pwned"),
+            Ok(vec![SedEffect::Runs("echo \ni;pwned".into())])
+        );
         // Labels end at a blank or `;` in GNU sed 4.9 (found by a review).
         for script in [
             ":x;e pwned",
