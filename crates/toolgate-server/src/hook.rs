@@ -155,13 +155,15 @@ pub fn project_dir(cwd: Option<&str>, home: Option<&str>) -> Option<String> {
 /// kernel's `ELOOP` limit.
 const MAX_LINKS: usize = 40;
 
-/// The names in the directory `dir`, at most 4,096 and none when it cannot
-/// be read: what a glob in a path the hook decides may match.
+/// The names in the directory `dir`, at most one more than
+/// [`toolgate::claude::LISTED`] (so that a caller can tell a listing it
+/// must not read as complete) and none when it cannot be read: what a glob
+/// in a path the hook decides may match, and where a repository may be.
 pub fn list_dir(dir: &str) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
-                .take(4096)
+                .take(toolgate::claude::LISTED + 1)
                 .filter_map(|e| e.ok()?.file_name().into_string().ok())
                 .collect()
         })

@@ -1506,10 +1506,18 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// `until sed -i … config; do cd .git; done` edits `.git/config` on its
     /// second turn (a review found it allowed in acceptEdits).
     fn directory_unknown_if_it_moves(&mut self) -> Option<u32> {
-        let rest = self.src.get(self.pos..).unwrap_or("");
+        // Quotes and backslashes dropped first: `c''d` and `c\d` are `cd`
+        // to the shell (a review).
+        let rest: String = self
+            .src
+            .get(self.pos..)
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
         let moves = rest
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|w| matches!(w, "cd" | "pushd" | "popd"));
+            .any(|w| matches!(w, "cd" | "pushd" | "popd" | "chdir"));
         if moves && !self.out.dirs.contains(&None) {
             self.out.dirs.push(None);
             return Some(self.out.unknown_cds);

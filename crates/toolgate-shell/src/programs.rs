@@ -1349,12 +1349,12 @@ impl Parser<'_, '_, '_> {
             }
             if v.len() > 1
                 && (v.starts_with('-') || v.starts_with('+'))
-                && self.w(k).flags & GLOB != 0
+                && self.w(k).flags & (GLOB | BRACE) != 0
             {
                 let text = self.opt_text(k, k);
                 fx.push(Effect::Hides {
                     why: format!(
-                        "`{}` is an option spelled with a glob: it becomes the name of whatever file matches it when the command runs",
+                        "`{}` is an option spelled with a glob or braces: it becomes what they expand to (a file name that matches, several options) when the command runs",
                         snippet(&text)
                     ),
                     text,

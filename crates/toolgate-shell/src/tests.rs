@@ -176,6 +176,17 @@ fn working_directory() {
         ],
     );
     check_files(
+        "until sed -i '1a x' config; do c''d .git; done",
+        &[
+            "ro:1a x",
+            "ro~//**",
+            "wo:1a x",
+            "wo~//**",
+            "ro:config",
+            "wo:config",
+        ],
+    );
+    check_files(
         "f() { touch config; }; cd .git; f",
         &["wo:config", "wo~//**"],
     );
@@ -2022,6 +2033,12 @@ fn words_that_may_become_options_are_opaque() {
         ("find . -maxdepth 0 -exe? pwned {} ;", "-exe?"),
         ("git log -1 --o*", "--o*"),
         ("find . -delet?", "-delet?"),
+        // Brace expansion builds options too (a review of the above).
+        (
+            "git log -1 -{-output=.git/config,-format=%B}",
+            "-{-output=.git/config,-format=%B}",
+        ),
+        ("git log -1 --output{=.mcp.json,}", "--output{=.mcp.json,}"),
     ] {
         let pieces = show(cmd);
         assert!(

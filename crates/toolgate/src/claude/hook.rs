@@ -270,6 +270,10 @@ pub fn hook_verdict(
     out
 }
 
+/// The most names of a directory the hook's checks look at; a listing
+/// longer than this (its caller returns one more) is not read as complete.
+pub const LISTED: usize = 4096;
+
 /// Why `git` in a `Bash` call may run another repository's configuration:
 /// the working directory lies inside the project, in a directory (or below
 /// one) that holds a repository of its own, a `.git` or a bare one
@@ -286,7 +290,13 @@ pub fn nested_repository(
     if call.tool != "Bash" {
         return None;
     }
-    let command = call.args.str_member("command")?;
+    // Quotes and backslashes dropped first: `g''it` is `git` to the shell.
+    let command: String = call
+        .args
+        .str_member("command")?
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
     let runs_git = command
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
         .any(|w| w == "git" || w.ends_with("/git"));
@@ -300,7 +310,11 @@ pub fn nested_repository(
         let here = format!("{project}{dir}");
         let names = list(&here);
         let has = |n: &str| names.iter().any(|x| x == n);
-        if has(".git") || (has("HEAD") && has("config") && has("objects")) {
+        // A gitdir needs `HEAD` and its objects and refs, or a `commondir`
+        // naming where they are; a directory too large to list is taken
+        // for one (a review hid `.git` past the listing's end).
+        let gitdir = has("HEAD") && (has("objects") || has("refs") || has("commondir"));
+        if has(".git") || gitdir || names.len() > LISTED {
             return Some(format!(
                 "`git` runs in `{cwd}`, inside `{here}`, a repository of its own within the project: its configuration can run commands, so this asks as `git` after `cd` does"
             ));

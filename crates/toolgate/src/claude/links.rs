@@ -108,47 +108,70 @@ pub fn linked_calls(
         };
         // A pattern (`lnk/id_rs?`) names files below its literal
         // directories: those are resolved, and the pattern's rest is read
-        // below the target. A pattern in a name before any link is not
-        // expanded here.
-        let (joined, pattern) = match joined.find(['*', '?', '[']) {
-            Some(at) => {
-                let cut = joined.get(..at).and_then(|h| h.rfind('/')).unwrap_or(0);
-                let (dir, rest) = joined.split_at(cut);
-                (dir.to_string(), rest.to_string())
-            }
-            None => (joined, String::new()),
-        };
-        if joined.is_empty() {
-            continue;
-        }
-        // A glob in the first name below the literal directories may
-        // match a link (`cat */id_rsa` with `keys` leading to `~/.ssh`):
-        // the names it matches are listed and each is a candidate too.
-        let mut candidates = vec![(joined.clone(), pattern.clone())];
-        if let Some(rest) = pattern.strip_prefix('/') {
-            let (first, after) = match rest.find('/') {
-                Some(i) => rest.split_at(i),
-                None => (rest, ""),
-            };
-            if first.contains(['*', '?', '[']) {
-                for name in list(&joined).into_iter().take(MAX_LISTED) {
+        // below the target. Each glob name is matched against what its
+        // directory holds, and the names after it walked again, so that a
+        // link met anywhere along the pattern is found (`cat */id_rsa`,
+        // `cat s*/l*/id_rsa`). The path is resolved as written too: a
+        // quoted `k[1]` is a name, not a class (reviews found each).
+        let mut candidates = vec![(joined.clone(), String::new())];
+        let mut frontier = vec![joined];
+        let mut unknown = false;
+        for _ in 0..MAX_GLOB_DEPTH {
+            let mut next = Vec::new();
+            for full in frontier {
+                let Some(at) = full.find(['*', '?', '[']) else {
+                    candidates.push((full, String::new()));
+                    continue;
+                };
+                let cut = full.get(..at).and_then(|h| h.rfind('/')).unwrap_or(0);
+                let (dir, rest) = full.split_at(cut);
+                if dir.is_empty() {
+                    continue;
+                }
+                candidates.push((dir.to_string(), rest.to_string()));
+                let rest = rest.strip_prefix('/').unwrap_or(rest);
+                let (first, after) = match rest.find('/') {
+                    Some(i) => rest.split_at(i),
+                    None => (rest, ""),
+                };
+                let names = list(dir);
+                if names.len() > super::LISTED {
+                    unknown = true;
+                    continue;
+                }
+                for name in names {
                     if name_matches(first, &name) {
-                        // The literal names after it are walked too (`*/lnk/id_rsa`:
-                        // `src/lnk` may be the link; a second review), up to
-                        // the next glob.
-                        let full = format!("{joined}/{name}{after}");
-                        let split = match full.find(['*', '?', '[']) {
-                            Some(at) => {
-                                let cut = full.get(..at).and_then(|h| h.rfind('/')).unwrap_or(0);
-                                let (d, r) = full.split_at(cut);
-                                (d.to_string(), r.to_string())
-                            }
-                            None => (full, String::new()),
-                        };
-                        candidates.push(split);
+                        next.push(format!("{dir}/{name}{after}"));
                     }
                 }
             }
+            if next.len() > MAX_LISTED {
+                unknown = true;
+                break;
+            }
+            frontier = next;
+            if frontier.is_empty() {
+                break;
+            }
+        }
+        // A directory too large to list, or a pattern that matches too
+        // much, leaves what it reaches unknown: it is decided as anything.
+        if unknown {
+            let reach = if tool == "Edit" || tool == super::shell::EDIT_REACH {
+                super::shell::EDIT_REACH
+            } else {
+                super::shell::READ_REACH
+            };
+            let mut m = serde_json::Map::new();
+            m.insert(field.into(), serde_json::Value::String("//**".into()));
+            let mut linked = Call::new(reach, "{}");
+            linked.args = Args::from_value(serde_json::Value::Object(m));
+            linked.cwd = Some(cwd.to_string());
+            out.push(Link {
+                named: path.clone(),
+                target: "//**".into(),
+                call: linked,
+            });
         }
         for (joined, pattern) in candidates {
             let abs = clean(&joined);
@@ -197,9 +220,12 @@ pub fn linked_calls(
     out
 }
 
-/// The most names of one directory a glob is matched against: past it the
-/// rest are not looked at (the pattern is still decided as written).
+/// The most paths a pattern's globs may expand to: past it, what the
+/// pattern reaches is taken as unknown.
 const MAX_LISTED: usize = 4096;
+
+/// The most glob names of one pattern walked one after another.
+const MAX_GLOB_DEPTH: usize = 8;
 
 /// Whether the name `name` matches the one-name glob `glob` (`*`, `?`,
 /// `[…]` with `!` or `^` and ranges). A leading `.` is matched by `*` too,
@@ -403,6 +429,22 @@ mod tests {
             )),
             "{got:?}"
         );
+        // Globs further along, and a name that only looks like a glob
+        // (`k[1]` quoted): a review found both missed.
+        for command in ["cat s*/l*/id_rsa", "cat 'k[1]'/id_rsa"] {
+            let got = links(
+                "Bash",
+                &serde_json::json!({ "command": command }).to_string(),
+                &[
+                    ("/tmp/p/src/lnk", "/home/u/.ssh"),
+                    ("/tmp/p/k[1]", "/home/u/.ssh"),
+                ],
+            );
+            assert!(
+                got.iter().any(|l| l.1 == "/home/u/.ssh/id_rsa"),
+                "{command}: {got:?}"
+            );
+        }
         // A link after the glob (`cat */lnk/id_rsa`).
         let got = links(
             "Bash",

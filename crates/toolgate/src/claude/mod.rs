@@ -31,7 +31,7 @@ mod shell;
 
 pub use hook::{
     answer, hook_reason, hook_verdict, nested_repository, post_tool_use_answer, prepare_call,
-    user_prompt_answer, wrong_host, Payload,
+    user_prompt_answer, wrong_host, Payload, LISTED,
 };
 pub use links::{linked_calls, Link};
 pub use rules::{EDIT_FAMILY, READ_FAMILY};
