@@ -69,21 +69,26 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
         .and_then(toolgate::claude::Mode::parse)
         .map(|(m, _)| m)
         .filter(|m| *m != toolgate::claude::Mode::Default);
+    // The answer of an engine's verdicts, with its links and the nested
+    // repository checked.
+    let decide = |would: &dyn Fn(&toolgate::Call) -> toolgate::Verdict| {
+        let (d, reason) = hook_verdict(
+            would,
+            &call,
+            home.as_deref(),
+            project_of_call.as_deref(),
+            &resolve_link,
+            &list_dir,
+        );
+        answer_line(d, &reason)
+    };
     if let (Some(mode), Some(modes)) = (mode, &loaded.modes) {
         return match modes.engine(mode) {
             Ok(e) => {
                 if let Some(why) = wrong_host(e.program(), &call.tool) {
                     return answer_line(Decision::Deny, &why);
                 }
-                let (d, reason) = hook_verdict(
-                    &|c| e.would(c),
-                    &call,
-                    home.as_deref(),
-                    project_of_call.as_deref(),
-                    &resolve_link,
-                    &list_dir,
-                );
-                answer_line(d, &reason)
+                decide(&|c| e.would(c))
             }
             Err(why) => answer_line(Decision::Deny, &why),
         };
@@ -106,15 +111,7 @@ pub fn answer_payload(loaded: &Loaded, text: &str) -> String {
                     return answer_line(Decision::Deny, &why);
                 }
             }
-            let (d, reason) = hook_verdict(
-                    &|c| e.would(c),
-                    &call,
-                    home.as_deref(),
-                    project_of_call.as_deref(),
-                    &resolve_link,
-                    &list_dir,
-                );
-            answer_line(d, &reason)
+            decide(&|c| e.would(c))
         }
         Decider::Rubric(_) | Decider::Authensor(_) => answer_line(
             Decision::Deny,

@@ -154,6 +154,10 @@ pub(super) struct Out<'c> {
     /// How many times a `cd` made the directory unknown: a loop or a
     /// function that made none leaves the line's directories as they were.
     pub unknown_cds: u32,
+    /// Where the last word that changes directory starts in the text being
+    /// read (known by its address and length; nested scripts are other
+    /// texts), found once per text.
+    pub last_cd: Option<(usize, usize, Option<usize>)>,
     /// How many programs that add operands at run time (`xargs`) enclose
     /// the command being analysed.
     pub fed: u32,
@@ -876,6 +880,7 @@ pub(super) fn split(cmd: &str, cfg: &ShellConfig) -> Res<Vec<Piece>> {
         dirs: vec![Some(String::new())],
         loops: 0,
         unknown_cds: 0,
+        last_cd: None,
         fed: 0,
         operands: 0,
     };
@@ -1506,18 +1511,16 @@ impl<'s, 'o, 'c> Parser<'s, 'o, 'c> {
     /// `until sed -i … config; do cd .git; done` edits `.git/config` on its
     /// second turn (a review found it allowed in acceptEdits).
     fn directory_unknown_if_it_moves(&mut self) -> Option<u32> {
-        // Quotes and backslashes dropped first: `c''d` and `c\d` are `cd`
-        // to the shell (a review).
-        let rest: String = self
-            .src
-            .get(self.pos..)
-            .unwrap_or("")
-            .chars()
-            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
-            .collect();
-        let moves = rest
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|w| matches!(w, "cd" | "pushd" | "popd" | "chdir"));
+        let key = (self.src.as_ptr() as usize, self.src.len());
+        let last = match self.out.last_cd {
+            Some((p, n, last)) if (p, n) == key => last,
+            _ => {
+                let last = last_cd_word(self.src);
+                self.out.last_cd = Some((key.0, key.1, last));
+                last
+            }
+        };
+        let moves = last.is_some_and(|at| at >= self.pos);
         if moves && !self.out.dirs.contains(&None) {
             self.out.dirs.push(None);
             return Some(self.out.unknown_cds);
@@ -3057,4 +3060,30 @@ fn bare_paren(text: &str) -> bool {
         i += 1;
     }
     false
+}
+
+/// Where the last word `cd`, `pushd`, `popd` or `chdir` starts in `src`,
+/// quotes and backslashes dropped first (`c''d` and `c\d` are `cd` to the
+/// shell; a review).
+fn last_cd_word(src: &str) -> Option<usize> {
+    let mut last = None;
+    let mut word = String::new();
+    let mut start = 0;
+    for (i, c) in src.char_indices().chain(std::iter::once((src.len(), ' '))) {
+        if matches!(c, '\'' | '"' | '\\') {
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || c == '_' {
+            if word.is_empty() {
+                start = i;
+            }
+            word.push(c);
+            continue;
+        }
+        if matches!(word.as_str(), "cd" | "pushd" | "popd" | "chdir") {
+            last = Some(start);
+        }
+        word.clear();
+    }
+    last
 }

@@ -164,28 +164,19 @@ fn working_directory() {
     // A loop runs its body again after a `cd` later in its text, and a
     // function wherever it is called (a review: the second turn of this
     // loop edits `.git/config`).
-    check_files(
-        "until sed -i '1a x' config; do cd .git; done",
-        &[
-            "ro:1a x",
-            "ro~//**",
-            "wo:1a x",
-            "wo~//**",
-            "ro:config",
-            "wo:config",
-        ],
-    );
-    check_files(
-        "until sed -i '1a x' config; do c''d .git; done",
-        &[
-            "ro:1a x",
-            "ro~//**",
-            "wo:1a x",
-            "wo~//**",
-            "ro:config",
-            "wo:config",
-        ],
-    );
+    for cd in ["cd", "c''d"] {
+        check_files(
+            &format!("until sed -i '1a x' config; do {cd} .git; done"),
+            &[
+                "ro:1a x",
+                "ro~//**",
+                "wo:1a x",
+                "wo~//**",
+                "ro:config",
+                "wo:config",
+            ],
+        );
+    }
     check_files(
         "f() { touch config; }; cd .git; f",
         &["wo:config", "wo~//**"],
