@@ -118,18 +118,23 @@ impl Payload {
 /// assert_eq!(c.args.str_member("subagent_type"), Some("general-purpose"));
 /// ```
 pub fn prepare_call(mut call: Call) -> Call {
+    // The arguments with `key` set to `value`, when they are an object.
+    fn set(call: &mut Call, key: &str, value: String) {
+        if let Some(Value::Object(m)) = call.args.value() {
+            let mut m = m.clone();
+            m.insert(key.into(), Value::String(value));
+            call.args = Args::from_value(Value::Object(m));
+        }
+    }
     if call.tool == "Skill" {
         // Claude Code runs `/deploy` and ` deploy ` as the skill `deploy`
         // and matches its rules against that name.
-        if let Some(Value::Object(m)) = call.args.value() {
-            if let Some(Value::String(name)) = m.get("skill") {
-                let t = name.trim();
-                let t = t.strip_prefix('/').unwrap_or(t);
-                if t != name {
-                    let mut m = m.clone();
-                    m.insert("skill".into(), Value::String(t.to_string()));
-                    call.args = Args::from_value(Value::Object(m));
-                }
+        if let Some(name) = call.args.str_member("skill") {
+            let t = name.trim();
+            let t = t.strip_prefix('/').unwrap_or(t);
+            if t != name {
+                let t = t.to_string();
+                set(&mut call, "skill", t);
             }
         }
     }
@@ -138,12 +143,7 @@ pub fn prepare_call(mut call: Call) -> Call {
         // `Agent(general-purpose)` rules meet it.
         if let Some(Value::Object(m)) = call.args.value() {
             if matches!(m.get("subagent_type"), None | Some(Value::Null)) {
-                let mut m = m.clone();
-                m.insert(
-                    "subagent_type".into(),
-                    Value::String("general-purpose".into()),
-                );
-                call.args = Args::from_value(Value::Object(m));
+                set(&mut call, "subagent_type", "general-purpose".into());
             }
         }
     }
@@ -152,38 +152,30 @@ pub fn prepare_call(mut call: Call) -> Call {
         // `~/x/*`, `../*`) searches where its literal directories lead:
         // that directory is the call's path, as Read rules read it (a
         // review listed `~/.ssh` under a deny of it).
-        if let Some(Value::Object(m)) = call.args.value() {
-            if let Some(Value::String(pattern)) = m.get("pattern") {
-                let leaves = pattern.starts_with('/')
-                    || pattern.starts_with('~')
-                    || pattern.split('/').any(|c| c == "..");
-                if leaves {
-                    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
-                    let dir = pattern
-                        .get(..cut)
-                        .and_then(|h| h.rfind('/').map(|i| h.get(..i.max(1)).unwrap_or("/")))
-                        .unwrap_or(".");
-                    let base = match m.get("path") {
-                        Some(Value::String(p))
-                            if !dir.starts_with('/') && !dir.starts_with('~') =>
-                        {
-                            format!("{}/{dir}", p.trim_end_matches('/'))
-                        }
-                        _ => dir.to_string(),
-                    };
-                    let mut m = m.clone();
-                    m.insert("path".into(), Value::String(base));
-                    call.args = Args::from_value(Value::Object(m));
-                }
+        if let Some(pattern) = call.args.str_member("pattern") {
+            let leaves = pattern.starts_with('/')
+                || pattern.starts_with('~')
+                || pattern.split('/').any(|c| c == "..");
+            if leaves {
+                let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+                let dir = pattern
+                    .get(..cut)
+                    .and_then(|h| h.rfind('/').map(|i| h.get(..i.max(1)).unwrap_or("/")))
+                    .unwrap_or(".");
+                let base = match call.args.str_member("path") {
+                    Some(p) if !dir.starts_with('/') && !dir.starts_with('~') => {
+                        format!("{}/{dir}", p.trim_end_matches('/'))
+                    }
+                    _ => dir.to_string(),
+                };
+                set(&mut call, "path", base);
             }
         }
     }
     if matches!(call.tool.as_str(), "Grep" | "Glob" | "LS") {
         if let Some(Value::Object(m)) = call.args.value() {
             if matches!(m.get("path"), None | Some(Value::Null)) {
-                let mut m = m.clone();
-                m.insert("path".into(), Value::String(".".into()));
-                call.args = Args::from_value(Value::Object(m));
+                set(&mut call, "path", ".".into());
             }
         }
     }
@@ -236,8 +228,10 @@ pub fn wrong_host(program: &Program<'_>, tool: &str) -> Option<String> {
 /// The hook's decision and reason for `call`: its verdict, or, when a path
 /// it names is a symbolic link (`resolve` follows links; the library does
 /// no I/O, so its caller does), the strictest verdict of the files the
-/// links lead to; `home` expands `~` as the rules expand it. The command hook and the server's `http` hook both answer
-/// with this, so the two cannot drift apart.
+/// links lead to; `home` expands `~` as the rules expand it. A `git` that
+/// would be allowed in a repository nested in `project` asks
+/// ([`nested_repository`]). The command hook and the server's `http` hook
+/// both answer with this, so the two cannot drift apart.
 pub fn hook_verdict(
     would: &dyn Fn(&Call) -> Verdict,
     call: &Call,
@@ -277,8 +271,9 @@ pub const LISTED: usize = 4096;
 /// Why `git` in a `Bash` call may run another repository's configuration:
 /// the working directory lies inside the project, in a directory (or below
 /// one) that holds a repository of its own, a `.git` or a bare one
-/// (`HEAD`, `config`, `objects`), whose `core.fsmonitor` and the like run
-/// commands. A cloned project can ship one, and `cd` persists between
+/// (`HEAD` beside `objects`, `refs` or `commondir`), whose
+/// `core.fsmonitor` and the like run commands. A cloned project can ship
+/// one, and `cd` persists between
 /// calls, so `cd evil` and then `git status` ran `evil/config`'s command (a
 /// review); Claude Code asks about `git` after `cd` in one command for the
 /// same reason.
